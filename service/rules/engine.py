@@ -417,10 +417,10 @@ class _Turn:
                             f"{move.card} was just taken from the discard pile")
         self.hand.remove(move.card)
         s.discard.append(move.card)
-        s.tabled[self.seat] = s.tabled[self.seat] or s.turn_tabled
         self.events.append({"type": "discard", "seat": self.seat, "card": move.card})
         if self._out_if_empty():
             return
+        s.tabled[self.seat] = s.tabled[self.seat] or s.turn_tabled
         s.turn = (self.seat + 1) % s.players_count
         s.phase = "draw"
         _reset_turn(s)

@@ -1,0 +1,125 @@
+"""One error shape everywhere: RFC 9457 ``application/problem+json``.
+
+Views raise :class:`Problem` (or let an engine / store error through); the handlers here turn
+every error — webargs validation errors, werkzeug's HTTP errors (404, 405, 413 …), refusals
+by the rules engine, store outages — into a problem document. Nothing escapes as an HTML
+page or a bare 500.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from flask import Flask, Response
+from werkzeug.exceptions import HTTPException
+
+from service.rules import Violation
+
+PROBLEM_MIMETYPE = "application/problem+json"
+TYPE_BASE = "https://rummy-referee.dev/problems/"
+"""Base of the ``type`` URIs: ``…/problems/<code or status name>``."""
+
+log = logging.getLogger("service.api")
+
+
+class Problem(Exception):
+    """An error answer: ``status``, ``title``, ``detail`` and extra members."""
+
+    def __init__(self, status: int, title: str, detail: str, *, code: str | None = None,
+                 headers: dict[str, str] | None = None, **extra: Any) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.title = title
+        self.detail = detail
+        self.code = code
+        self.headers = headers or {}
+        self.extra = extra
+
+    def body(self) -> dict[str, Any]:
+        slug = (self.code or self.title).lower().replace(" ", "-").replace("_", "-")
+        doc: dict[str, Any] = {"type": TYPE_BASE + slug, "title": self.title,
+                               "status": self.status, "detail": self.detail}
+        if self.code is not None:
+            doc["code"] = self.code
+        doc.update(self.extra)
+        return doc
+
+    def response(self) -> Response:
+        resp = Response(json.dumps(self.body()), status=self.status, mimetype=PROBLEM_MIMETYPE)
+        for name, value in self.headers.items():
+            resp.headers[name] = value
+        return resp
+
+
+def bad_request(detail: str, errors: list[dict[str, str]]) -> Problem:
+    """400 naming each bad field: ``errors`` = ``[{"field": …, "message": …}]``."""
+    return Problem(400, "Bad Request", detail, code="MALFORMED_REQUEST", errors=errors)
+
+
+def from_violation(v: Violation) -> Problem:
+    """422 for a move the rules forbid."""
+    extra: dict[str, Any] = {"rule": v.rule}
+    if len(v.reasons) > 1:
+        extra["reasons"] = [r.as_dict() for r in v.reasons]
+    return Problem(422, "Illegal move", v.detail, code=v.code.value, **extra)
+
+
+def flatten_messages(messages: Any, prefix: str = "") -> list[dict[str, str]]:
+    """marshmallow's nested error dict as ``[{"field": "a.b.0", "message": …}]``."""
+    out: list[dict[str, str]] = []
+    if isinstance(messages, dict):
+        for key, value in messages.items():
+            name = f"{prefix}.{key}" if prefix else str(key)
+            out.extend(flatten_messages(value, name))
+    elif isinstance(messages, list) and all(isinstance(m, str) for m in messages):
+        out.extend({"field": prefix or "body", "message": m} for m in messages)
+    elif isinstance(messages, list):
+        for i, m in enumerate(messages):
+            out.extend(flatten_messages(m, f"{prefix}.{i}" if prefix else str(i)))
+    else:
+        out.append({"field": prefix or "body", "message": str(messages)})
+    return out
+
+
+def _http_exception(error: HTTPException) -> Response:
+    status = error.code or 500
+    data = getattr(error, "data", None) or {}
+    if status in (400, 422) and ("messages" in data or "errors" in data):
+        messages = data.get("messages", data.get("errors"))
+        # webargs nests by location ({"json": {...}}, {"query": {...}}); drop that level
+        if isinstance(messages, dict) and set(messages) <= {"json", "query", "headers",
+                                                            "view_args", "form"}:
+            merged: dict[str, Any] = {}
+            for part in messages.values():
+                if isinstance(part, dict):
+                    merged.update(part)
+                else:
+                    merged.setdefault("body", part)
+            messages = merged
+        errors = flatten_messages(messages)
+        fields = ", ".join(sorted({e["field"] for e in errors}))
+        return bad_request(f"invalid request: {fields}", errors).response()
+    title = error.name
+    detail = error.description or title
+    if status == 413:
+        detail = "the request body is larger than this server accepts"
+    problem = Problem(status, title, detail)
+    if status == 405 and error.get_response().headers.get("Allow"):
+        problem.headers["Allow"] = error.get_response().headers["Allow"]
+    return problem.response()
+
+
+def register(app: Flask) -> None:
+    """Install the problem+json handlers on ``app``."""
+    app.register_error_handler(Problem, lambda p: p.response())
+    app.register_error_handler(Violation, lambda v: from_violation(v).response())
+    app.register_error_handler(HTTPException, _http_exception)
+
+    def _unexpected(error: Exception) -> Response:
+        log.exception("unhandled error", exc_info=error)
+        return Problem(500, "Internal Server Error",
+                       "the referee hit an unexpected error; nothing was changed").response()
+
+    app.register_error_handler(Exception, _unexpected)

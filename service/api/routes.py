@@ -1,0 +1,224 @@
+"""HTTP routes: parse, authenticate, call the referee, answer (API.md).
+
+Views are thin: schemas parse and validate bodies (400 names each bad field), the
+:class:`~service.referee.Referee` does the work, errors become problem+json in
+:mod:`service.api.problems`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from flask import Response, current_app, request
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from webargs.flaskparser import FlaskParser
+
+from service.api import schemas
+from service.api.problems import PROBLEM_MIMETYPE, Problem
+from service.referee import Answer, Referee
+from service.rules import MalformedMove, RulesError, SetupError, move_from_dict
+from service.rules.ruleset import VARIANTS, default_rules
+
+
+class Parser(FlaskParser):
+    """webargs parser answering 400 (not 422) for a malformed request."""
+
+    DEFAULT_VALIDATION_STATUS = 400
+
+
+class ApiBlueprint(Blueprint):
+    ARGUMENTS_PARSER = Parser()
+
+
+blp = ApiBlueprint("games", __name__, url_prefix="/v1",
+                   description="Games, moves and variants (API.md).")
+ops = ApiBlueprint("ops", __name__, description="Liveness and readiness.")
+
+JSON = "application/json"
+SEAT_AUTH: list[dict[str, list[str]]] = [{"seatToken": []}]
+GAME_ID = {"in": "path", "name": "game_id", "required": True,
+           "schema": {"type": "string", "maxLength": 64}}
+IF_MATCH = {"in": "header", "name": "If-Match", "required": False,
+            "description": 'Apply only if the game is at this version ("<version>"); 412 if not',
+            "schema": {"type": "string"}}
+IDEMPOTENCY_KEY = {"in": "header", "name": "Idempotency-Key", "required": False,
+                   "description": "Retry-safe key, scoped to the game and seat: a repeated "
+                                  "request returns the first answer and applies nothing twice",
+                   "schema": {"type": "string", "minLength": 1, "maxLength": 200}}
+_KEY_RE = re.compile(r"^[\x21-\x7e]{1,200}$")
+
+
+def _problems(*statuses: int) -> Any:
+    """Document problem+json answers for ``statuses`` on a view."""
+    def decorate(view: Any) -> Any:
+        for status in statuses:
+            view = blp.alt_response(status, schema=schemas.ProblemSchema,
+                                    content_type=PROBLEM_MIMETYPE)(view)
+        return view
+    return decorate
+
+
+def _referee() -> Referee:
+    referee: Referee = current_app.extensions["referee"]
+    return referee
+
+
+def _json(body: Any, status: int = 200, *, version: int | None = None,
+          private: bool = False, raw: bytes | None = None) -> Response:
+    resp = Response(raw if raw is not None else json.dumps(body), status=status, mimetype=JSON)
+    if version is not None:
+        resp.headers["ETag"] = f'"{version}"'
+    if private:
+        resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+def _bearer() -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def _if_match() -> int | None:
+    value = request.headers.get("If-Match")
+    if value is None or value.strip() == "*":
+        return None
+    text = value.strip().removeprefix("W/").strip('"')
+    if not text.isdigit() or len(text) > 18:
+        raise Problem(400, "Bad Request", 'If-Match must be a game version such as "12"',
+                      code="MALFORMED_REQUEST",
+                      errors=[{"field": "If-Match", "message": "not a version"}])
+    return int(text)
+
+
+def _idempotency_key() -> str | None:
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not _KEY_RE.match(key):
+        raise Problem(400, "Bad Request",
+                      "Idempotency-Key must be 1 to 200 visible ASCII characters",
+                      code="MALFORMED_REQUEST",
+                      errors=[{"field": "Idempotency-Key", "message": "invalid key"}])
+    return key
+
+
+def _view_answer(answer: Answer, private: bool = False) -> Response:
+    return _json(answer.body, version=answer.version, private=private, raw=answer.raw)
+
+
+# ---------------------------------------------------------------------------------------
+
+
+@blp.route("/variants")
+class Variants(MethodView):
+    @blp.response(200, schemas.VariantListSchema)
+    def get(self) -> Response:
+        """The variants, their default rules and every knob."""
+        body = {"variants": [{
+            "id": v.id, "name": v.name, "min_players": v.min_players,
+            "max_players": v.max_players, "deck_size": len(v.deck()),
+            "rules": default_rules(v), "knobs": v.knob_list()} for v in VARIANTS.values()]}
+        return _json(body)
+
+
+@blp.route("/games")
+class Games(MethodView):
+    @blp.arguments(schemas.GameCreateSchema)
+    @blp.response(201, schemas.GameCreatedSchema,
+                  headers={"Location": {"schema": {"type": "string"},
+                                        "description": "/v1/games/{game_id}"}})
+    @_problems(400, 413)
+    def post(self, data: dict[str, Any]) -> Response:
+        """Create a game; the answer holds each seat's secret token (shown only here)."""
+        try:
+            answer = _referee().create(data["variant"], data["players"], data["rules"],
+                                       data["dealer"], data["deals"])
+        except RulesError as exc:
+            raise _bad_field(f"rules.{exc.knob}", exc.message) from None
+        except SetupError as exc:
+            raise _bad_field(exc.field, exc.message) from None
+        resp = _json(answer.body, 201, version=answer.version, private=True)
+        resp.headers["Location"] = f"/v1/games/{answer.body['game_id']}"
+        return resp
+
+
+def _bad_field(field: str, message: str) -> Problem:
+    return Problem(400, "Bad Request", f"{field}: {message}", code="MALFORMED_REQUEST",
+                   errors=[{"field": field, "message": message}])
+
+
+@blp.route("/games/<game_id>")
+class Game(MethodView):
+    @blp.doc(parameters=[GAME_ID])
+    @blp.response(200, schemas.PublicViewSchema,
+                  headers={"ETag": {"schema": {"type": "string"},
+                                    "description": 'the version, "<version>"'}})
+    @_problems(404)
+    def get(self, game_id: str) -> Response:
+        """The public view: everything anyone may see, no hidden card."""
+        return _view_answer(_referee().public(game_id))
+
+
+@blp.route("/games/<game_id>/me")
+class Me(MethodView):
+    @blp.doc(parameters=[GAME_ID], security=SEAT_AUTH)
+    @blp.response(200, schemas.SeatViewSchema)
+    @_problems(401, 403, 404)
+    def get(self, game_id: str) -> Response:
+        """The seat view: the public view plus the caller's hand."""
+        return _view_answer(_referee().seat(game_id, _bearer()), private=True)
+
+
+@blp.route("/games/<game_id>/moves")
+class Moves(MethodView):
+    @blp.doc(parameters=[GAME_ID, IF_MATCH, IDEMPOTENCY_KEY], security=SEAT_AUTH)
+    @blp.arguments(schemas.MoveQuerySchema, location="query", as_kwargs=True)
+    @blp.arguments(schemas.MoveSchema)
+    @blp.response(200, schemas.MoveResultSchema)
+    @_problems(400, 401, 403, 404, 412, 413, 422, 503)
+    def post(self, data: dict[str, Any], game_id: str, dry_run: bool) -> Response:
+        """Propose a move; applied atomically if legal (``dry_run=true``: validate only)."""
+        try:
+            move = move_from_dict(data)
+        except MalformedMove as exc:
+            raise _bad_field(exc.field, exc.message) from None
+        key = _idempotency_key()
+        canonical = json.dumps(request.get_json(silent=True), sort_keys=True,
+                               separators=(",", ":"))
+        fingerprint = hashlib.sha256(f"{dry_run}|{canonical}".encode()).hexdigest()
+        answer = _referee().play(game_id, _bearer(), move, if_match=_if_match(),
+                                 idempotency_key=key, fingerprint=fingerprint, dry_run=dry_run)
+        resp = _view_answer(answer, private=True)
+        if answer.replayed:
+            resp.headers["Idempotent-Replayed"] = "true"
+        return resp
+
+
+# ---------------------------------------------------------------------------------------
+
+
+@ops.route("/healthz")
+class Health(MethodView):
+    @ops.response(200, schemas.HealthSchema)
+    def get(self) -> Response:
+        """Liveness: the process answers."""
+        return _json({"status": "ok"})
+
+
+@ops.route("/readyz")
+class Ready(MethodView):
+    @ops.response(200, schemas.HealthSchema)
+    @ops.alt_response(503, schema=schemas.ProblemSchema, content_type=PROBLEM_MIMETYPE)
+    def get(self) -> Response:
+        """Readiness: Redis answers."""
+        if not _referee().store.ping():
+            raise Problem(503, "Service Unavailable", "the game store (Redis) is unreachable",
+                          headers={"Retry-After": "1"})
+        return _json({"status": "ready"})

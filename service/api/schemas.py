@@ -1,0 +1,374 @@
+"""marshmallow schemas of every request and response body (marshmallow 4).
+
+Request schemas validate (a 400 names each bad field); response schemas document the
+answers in the OpenAPI document (views build their bodies directly from the engine's plain
+dicts, so no schema sits on the hot path).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from service.rules import CardError, Code
+from service.rules.cards import canonical
+from service.rules.moves import MOVE_TYPES
+from service.rules.ruleset import KNOBS, VARIANTS, rules_errors
+
+MAX_PLAYERS = 6
+MAX_DEALS = 50
+MAX_NAME = 40
+
+
+class CardCode(fields.String):
+    """A card code (C-CARD): ``QS``, ``TH`` (``10H`` accepted), ``JK``; loads canonical."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        metadata = {"description": "Card code: rank A 2-9 T J Q K (or 10) + suit S H D C; "
+                                   "JK for a joker", "example": "QS",
+                    "pattern": "^(JK|(10|[A2-9TJQK])[SHDC])$"}
+        metadata.update(kwargs.pop("metadata", {}))
+        super().__init__(metadata=metadata, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            return canonical(text)
+        except CardError as exc:
+            raise ma.ValidationError(str(exc)) from None
+
+
+class MeldCard(fields.Field[Any]):
+    """A card in a meld: a code, or ``{"card": "JK", "as": "QH"}`` declaring a wild."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, str):
+            return CardCode()._deserialize(value, attr, data)
+        if isinstance(value, dict):
+            unknown = set(value) - {"card", "as"}
+            if unknown:
+                raise ma.ValidationError(f"unknown field(s): {', '.join(sorted(unknown))}")
+            if "card" not in value:
+                raise ma.ValidationError('"card" is required')
+            out = {"card": CardCode()._deserialize(value["card"], attr, data)}
+            if value.get("as") is not None:
+                out["as"] = CardCode()._deserialize(value["as"], attr, data)
+            return out
+        raise ma.ValidationError('a card code or {"card": ..., "as": ...} is required')
+
+
+MELD_CARD_SPEC = {
+    "oneOf": [
+        {"type": "string", "example": "7H"},
+        {"type": "object", "required": ["card"], "additionalProperties": False,
+         "properties": {"card": {"type": "string", "example": "JK"},
+                        "as": {"type": "string", "example": "QH",
+                               "description": "what the wild stands for (C-MELD)"}}},
+    ],
+}
+
+
+class StrictSchema(ma.Schema):
+    class Meta:
+        unknown = ma.RAISE
+
+
+# ---------------------------------------------------------------------------------------
+# Games
+
+
+class DealSchema(StrictSchema):
+    hands = fields.List(fields.List(CardCode(), validate=validate.Length(max=120)),
+                        required=True, validate=validate.Length(min=1, max=MAX_PLAYERS),
+                        metadata={"description": "each seat's cards"})
+    stock = fields.List(CardCode(), load_default=list, validate=validate.Length(max=120),
+                        metadata={"description": "the stock, top card first"})
+    discard = fields.List(CardCode(), load_default=list, validate=validate.Length(max=120),
+                          metadata={"description": "the discard pile, bottom card first"})
+
+
+def _knobs_spec() -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    for knob in KNOBS.values():
+        spec: dict[str, Any] = {"description": f"{knob.description} ({knob.rule})"}
+        if knob.kind == "bool":
+            spec["type"] = "boolean"
+        elif knob.kind == "enum":
+            spec.update(type="string", enum=list(knob.choices))
+        elif knob.kind == "int":
+            spec.update(type="integer", minimum=knob.minimum)
+            if knob.maximum is not None:
+                spec["maximum"] = knob.maximum
+            if knob.nullable:
+                spec["nullable"] = True
+        elif knob.kind == "int_or_enum":
+            spec["oneOf"] = [{"type": "integer", "minimum": knob.minimum},
+                             {"type": "string", "enum": list(knob.choices)}]
+        elif knob.kind == "match_end":
+            spec.update(type="object", minProperties=1, maxProperties=1,
+                        additionalProperties=False,
+                        properties={c: {"type": "integer", "minimum": 1}
+                                    for c in knob.choices})
+        props[knob.name] = spec
+    return {"type": "object", "additionalProperties": False, "properties": props,
+            "description": "Knob overrides (see GET /v1/variants for each variant's knobs)."}
+
+
+class GameCreateSchema(StrictSchema):
+    variant = fields.String(required=True, validate=validate.Length(min=1, max=40),
+                            metadata={"example": "basic"})
+    players = fields.List(fields.String(validate=validate.Length(min=1, max=MAX_NAME)),
+                          required=True, validate=validate.Length(min=2, max=MAX_PLAYERS),
+                          metadata={"example": ["Ana", "Bo"]})
+    rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
+    dealer = fields.Integer(load_default=None, allow_none=True,
+                            validate=validate.Range(min=0, max=MAX_PLAYERS - 1),
+                            metadata={"description": "first dealer's seat (random if absent)"})
+    deals = fields.List(fields.Nested(DealSchema), load_default=list,
+                        validate=validate.Length(max=MAX_DEALS),
+                        metadata={"description": "arranged layouts for hands 1, 2, …"})
+
+    @ma.validates_schema(skip_on_field_errors=False)
+    def _variant_and_rules(self, data: dict[str, Any], **kwargs: Any) -> None:
+        """Name every bad knob at once, against the variant's own knobs."""
+        if not isinstance(data.get("variant"), str):
+            return
+        if data["variant"] not in VARIANTS:
+            raise ma.ValidationError({"variant": [
+                f"unknown variant {data['variant']!r}; known: {', '.join(VARIANTS)}"]})
+        rules = data.get("rules")
+        problems = rules_errors(VARIANTS[data["variant"]], rules if isinstance(rules, dict)
+                                else None)
+        if problems:
+            raise ma.ValidationError({"rules": {p.knob: [p.message] for p in problems}})
+
+
+class WildSchema(ma.Schema):
+    index = fields.Integer(required=True)
+    card = fields.String(required=True)
+    as_ = fields.String(required=True, data_key="as",
+                        metadata={"description": "what the wild stands for; a rank followed "
+                                                 "by * when its suit is open (C-WILD)"})
+
+
+class MeldViewSchema(ma.Schema):
+    meld_id = fields.String(required=True)
+    owner = fields.Integer(required=True)
+    kind = fields.String(required=True, validate=validate.OneOf(["set", "run"]))
+    cards = fields.List(fields.String(), required=True)
+    wilds = fields.List(fields.Nested(WildSchema), required=True)
+
+
+class SeatSummarySchema(ma.Schema):
+    seat = fields.Integer(required=True)
+    name = fields.String(required=True)
+    hand_count = fields.Integer(required=True)
+    opened = fields.Boolean(required=True, metadata={"description": "has melded this hand"})
+    total = fields.Float(required=True)
+
+
+class TurnSchema(ma.Schema):
+    seat = fields.Integer(required=True)
+    phase = fields.String(required=True, validate=validate.OneOf(["draw", "play"]))
+
+
+class HandResultSchema(ma.Schema):
+    hand_number = fields.Integer(required=True)
+    went_out = fields.Integer(allow_none=True, required=True)
+    reason = fields.String(required=True, validate=validate.OneOf(["out", "stock_exhausted"]))
+    counts = fields.List(fields.Float(), required=True)
+    scores = fields.List(fields.Float(), required=True)
+    going_rummy = fields.Boolean(required=True)
+
+
+class PublicViewSchema(ma.Schema):
+    game_id = fields.String(required=True)
+    variant = fields.String(required=True)
+    rules = fields.Dict(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["playing", "finished"]))
+    hand_number = fields.Integer(required=True)
+    dealer = fields.Integer(required=True)
+    turn = fields.Nested(TurnSchema, allow_none=True, required=True)
+    version = fields.Integer(required=True)
+    stock_count = fields.Integer(required=True)
+    discard_top = fields.String(allow_none=True, required=True)
+    discard_count = fields.Integer(required=True)
+    seats = fields.List(fields.Nested(SeatSummarySchema), required=True)
+    melds = fields.List(fields.Nested(MeldViewSchema), required=True)
+    hands_played = fields.List(fields.Nested(HandResultSchema), required=True)
+    winners = fields.List(fields.Integer(), allow_none=True, required=True)
+    arranged = fields.Boolean(required=True)
+
+
+class SeatViewSchema(PublicViewSchema):
+    seat = fields.Integer(required=True)
+    hand = fields.List(fields.String(), required=True)
+    taken_discard = fields.String(allow_none=True, required=True,
+                                  metadata={"description": "card taken from the discard "
+                                                           "pile this turn (C-DISCARD-BACK)"})
+
+
+class SeatTokenSchema(ma.Schema):
+    seat = fields.Integer(required=True)
+    name = fields.String(required=True)
+    token = fields.String(required=True, metadata={"description": "secret bearer token of "
+                                                                  "this seat; shown only once"})
+
+
+class GameCreatedSchema(ma.Schema):
+    game_id = fields.String(required=True)
+    seats = fields.List(fields.Nested(SeatTokenSchema), required=True)
+    game = fields.Nested(PublicViewSchema, required=True)
+
+
+# ---------------------------------------------------------------------------------------
+# Moves
+
+
+class MeldSpecSchema(StrictSchema):
+    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC), required=True,
+                        validate=validate.Length(min=1, max=30))
+
+
+class TakeSchema(StrictSchema):
+    meld_id = fields.String(required=True, validate=validate.Length(min=1, max=20))
+    card = CardCode(required=True)
+
+
+_REQUIRED_BY_TYPE = {
+    "draw": ("source",),
+    "meld": ("melds",),
+    "lay_off": ("meld_id", "cards"),
+    "swap_joker": ("meld_id", "card"),
+    "take_from_meld": ("take", "melds"),
+    "discard": ("card",),
+    "cut_in": (),
+}
+_ALLOWED_BY_TYPE = {
+    "draw": {"source"},
+    "meld": {"melds"},
+    "lay_off": {"meld_id", "cards", "end"},
+    "swap_joker": {"meld_id", "card"},
+    "take_from_meld": {"take", "melds"},
+    "discard": {"card", "announce"},
+    "cut_in": set(),
+}
+
+
+class MoveSchema(StrictSchema):
+    """A proposed move; which fields it needs depends on ``type`` (API.md "Moves")."""
+
+    type = fields.String(required=True, validate=validate.OneOf(MOVE_TYPES))
+    source = fields.String(validate=validate.OneOf(["stock", "discard"]),
+                           metadata={"description": "draw: where from"})
+    melds = fields.List(fields.Nested(MeldSpecSchema), validate=validate.Length(min=1, max=12),
+                        metadata={"description": "meld / take_from_meld: new melds"})
+    meld_id = fields.String(validate=validate.Length(min=1, max=20),
+                            metadata={"description": "lay_off / swap_joker: the table meld"})
+    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC),
+                        validate=validate.Length(min=1, max=30),
+                        metadata={"description": "lay_off: cards from hand"})
+    end = fields.String(validate=validate.OneOf(["low", "high"]),
+                        metadata={"description": "lay_off: which end of a run"})
+    card = CardCode(metadata={"description": "discard / swap_joker: the card"})
+    announce = fields.Boolean(metadata={"description": "discard: last-card call (R51-LAST)"})
+    take = fields.List(fields.Nested(TakeSchema), validate=validate.Length(min=1, max=8),
+                       metadata={"description": "take_from_meld: cards taken from melds"})
+
+    @ma.validates_schema
+    def _fields_for_type(self, data: dict[str, Any], **kwargs: Any) -> None:
+        kind = data.get("type")
+        if kind not in _REQUIRED_BY_TYPE:
+            return
+        errors: dict[str, list[str]] = {}
+        for name in _REQUIRED_BY_TYPE[kind]:
+            if name not in data:
+                errors[name] = [f"required for a {kind} move"]
+        for name in set(data) - _ALLOWED_BY_TYPE[kind] - {"type"}:
+            errors[name] = [f"not a field of a {kind} move"]
+        if errors:
+            raise ma.ValidationError(errors)
+
+
+class MoveQuerySchema(ma.Schema):
+    dry_run = fields.Boolean(load_default=False,
+                             metadata={"description": "validate only: same answer, nothing "
+                                                      "stored"})
+
+
+class EventSchema(ma.Schema):
+    class Meta:
+        unknown = ma.INCLUDE
+
+    type = fields.String(required=True, metadata={
+        "description": "draw, meld, lay_off, discard, stock_rebuilt, hand_end, game_end, dealt"})
+
+
+class MoveResultSchema(ma.Schema):
+    game = fields.Nested(SeatViewSchema, required=True)
+    events = fields.List(fields.Nested(EventSchema), required=True)
+
+
+# ---------------------------------------------------------------------------------------
+# Variants and errors
+
+
+class KnobSchema(ma.Schema):
+    name = fields.String(required=True)
+    type = fields.String(required=True, validate=validate.OneOf(
+        ["enum", "bool", "int", "int_or_enum", "match_end"]))
+    rule = fields.String(required=True)
+    description = fields.String(required=True)
+    default = fields.Raw(required=True, allow_none=True)
+    values = fields.List(fields.Raw())
+    minimum = fields.Integer()
+    maximum = fields.Integer()
+    nullable = fields.Boolean()
+
+
+class VariantSchema(ma.Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    min_players = fields.Integer(required=True)
+    max_players = fields.Integer(required=True)
+    deck_size = fields.Integer(required=True)
+    rules = fields.Dict(required=True, metadata={"description": "the default knob values"})
+    knobs = fields.List(fields.Nested(KnobSchema), required=True)
+
+
+class VariantListSchema(ma.Schema):
+    variants = fields.List(fields.Nested(VariantSchema), required=True)
+
+
+class FieldErrorSchema(ma.Schema):
+    field = fields.String(required=True)
+    message = fields.String(required=True)
+
+
+class ReasonSchema(ma.Schema):
+    code = fields.String(required=True)
+    rule = fields.String(required=True)
+    detail = fields.String(required=True)
+
+
+class ProblemSchema(ma.Schema):
+    """RFC 9457 problem details."""
+
+    type = fields.String(required=True)
+    title = fields.String(required=True)
+    status = fields.Integer(required=True)
+    detail = fields.String(required=True)
+    code = fields.String(metadata={"description": "stable machine-readable code",
+                                   "enum": [c.value for c in Code] + ["MALFORMED_REQUEST"]})
+    rule = fields.String(metadata={"description": "RULES.md id of the rule that forbids the "
+                                                  "move"})
+    errors = fields.List(fields.Nested(FieldErrorSchema),
+                         metadata={"description": "400: each bad field"})
+    reasons = fields.List(fields.Nested(ReasonSchema),
+                          metadata={"description": "422: every reason when there are several"})
+
+
+class HealthSchema(ma.Schema):
+    status = fields.String(required=True)

@@ -1,0 +1,112 @@
+"""The application factory: ``create_app()`` builds the Flask app (nothing at import time).
+
+gunicorn loads ``service.app:create_app()`` once per worker process, so each worker gets
+its own Redis connection pool.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import swagger_ui_bundle
+from flask import Blueprint, Flask
+from flask_cors import CORS
+from flask_smorest import Api
+
+from service.api import problems, routes
+from service.config import ConfigError, Settings
+from service.referee import (
+    Contention,
+    Forbidden,
+    KeyReused,
+    StaleVersion,
+    Unauthorized,
+    UnknownGame,
+)
+from service.rules import Code
+from service.store import GameStore, StoreError, StoreUnavailable, make_client
+
+API_VERSION = "1.0.0"
+
+OPENAPI_INFO: dict[str, Any] = {
+    "description": (
+        "The referee for Rummy as a web service: validates proposed moves against the rules "
+        "of each variant, applies legal ones atomically, and keeps score. Rule ids (e.g. "
+        "`C-STOCK`, `BASIC-RUMMY`) refer to the rules reference; every refusal is "
+        "`application/problem+json` with a stable `code` and the `rule` it enforces."
+    ),
+}
+
+
+def create_app(settings: Settings | None = None) -> Flask:
+    """Build the app for ``settings`` (default: from the environment)."""
+    settings = settings or Settings.from_env()
+    if settings.redis_url is None:
+        raise ConfigError(["REDIS_URL: must be set (rummy-referee serve starts a redis-server "
+                           "when it is not)"])
+    app = Flask("service")
+    app.config.update(
+        MAX_CONTENT_LENGTH=settings.max_body_bytes,
+        API_TITLE="Rummy referee",
+        API_VERSION=API_VERSION,
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="/docs",
+        OPENAPI_SWAGGER_UI_URL="/docs/static/",
+        API_SPEC_OPTIONS={"info": OPENAPI_INFO},
+    )
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    logging.getLogger("service").setLevel(settings.log_level)
+
+    client = make_client(settings.redis_url, socket_timeout=settings.redis_socket_timeout)
+    store = GameStore(client, ttl_seconds=settings.game_ttl_seconds)
+    from service.referee import Referee
+
+    app.extensions["referee"] = Referee(store)
+
+    api = Api(app)
+    api.spec.components.security_scheme(
+        "seatToken", {"type": "http", "scheme": "bearer",
+                      "description": "a seat token from POST /v1/games"})
+    api.register_blueprint(routes.blp)
+    api.register_blueprint(routes.ops)
+    app.register_blueprint(Blueprint(
+        "swagger_assets", __name__,
+        static_folder=str(Path(swagger_ui_bundle.swagger_ui_path)),
+        static_url_path="/docs/static"))
+    app.extensions["api"] = api
+
+    problems.register(app)
+    _register_referee_errors(app)
+    if settings.cors_origins:
+        CORS(app, origins=list(settings.cors_origins),
+             expose_headers=["ETag", "Location", "Retry-After", "Idempotent-Replayed"],
+             allow_headers=["Authorization", "Content-Type", "If-Match", "Idempotency-Key"])
+    return app
+
+
+def _register_referee_errors(app: Flask) -> None:
+    P = problems.Problem
+    app.register_error_handler(UnknownGame, lambda e: P(
+        404, "Not Found", str(e)).response())
+    app.register_error_handler(Unauthorized, lambda e: P(
+        401, "Unauthorized", str(e), headers={"WWW-Authenticate": "Bearer"}).response())
+    app.register_error_handler(Forbidden, lambda e: P(403, "Forbidden", str(e)).response())
+    app.register_error_handler(StaleVersion, lambda e: P(
+        412, "Precondition Failed", str(e), current_version=e.current,
+        headers={"ETag": f'"{e.current}"'}).response())
+    app.register_error_handler(KeyReused, lambda e: P(
+        422, "Idempotency key reused", str(e),
+        code=Code.IDEMPOTENCY_KEY_REUSED.value).response())
+    app.register_error_handler(Contention, lambda e: P(
+        503, "Service Unavailable", str(e), headers={"Retry-After": "1"}).response())
+    app.register_error_handler(StoreUnavailable, lambda e: P(
+        503, "Service Unavailable",
+        "the game store could not be reached or a write's outcome is unknown; retry with the "
+        "same Idempotency-Key", headers={"Retry-After": "1"}).response())
+    app.register_error_handler(StoreError, lambda e: P(
+        503, "Service Unavailable", "the game store failed; retry",
+        headers={"Retry-After": "1"}).response())

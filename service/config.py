@@ -1,0 +1,201 @@
+"""Service settings, read from environment variables and validated once at start-up.
+
+Every setting is one field of :class:`Settings`; its ``metadata`` names the environment
+variable and the parser that turns the variable's text into the field's value (raising
+:class:`ValueError` with a message saying what is allowed). To add a setting, add a field
+with a default and ``_env("VAR_NAME", parser)`` metadata: :meth:`Settings.from_env` and its
+error messages pick it up.
+
+A variable that is unset, empty or only blanks takes the default (``docker compose`` passes
+``VAR=`` as an empty string).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["DEFAULT_BIND", "ConfigError", "Settings", "default_workers"]
+
+DEFAULT_BIND = "127.0.0.1:8000"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+REDIS_URL_SCHEMES = ("redis", "rediss", "unix")
+
+
+class ConfigError(ValueError):
+    """A bad configuration; ``str()`` names each bad variable and what it allows."""
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = list(errors)
+        super().__init__("invalid configuration: " + "; ".join(self.errors))
+
+
+def default_workers() -> int:
+    """The number of CPUs this process may run on (at least 1)."""
+    if sys.platform == "linux":
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+# --- parsers: text of the variable -> value, or ValueError("must be ...") -------------------
+
+
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"must be an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise ValueError(f"must be an integer >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"must be a number of seconds > 0, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"must be a number of seconds > 0, got {text!r}")
+    return value
+
+
+def _redis_url(text: str) -> str:
+    # The URL may hold a password: messages show only its scheme.
+    allowed = "redis://, rediss:// or unix://"
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise ValueError(f"must be a valid {allowed} URL (bad host or port)") from None
+    if parts.scheme not in REDIS_URL_SCHEMES:
+        raise ValueError(f"must be a {allowed} URL, got scheme {parts.scheme!r}")
+    if parts.scheme == "unix" and not parts.path:
+        raise ValueError("must name a socket path: unix:///path/to/redis.sock")
+    return text
+
+
+def _path(text: str) -> Path:
+    return Path(text).expanduser()
+
+
+def _cors_origins(text: str) -> tuple[str, ...]:
+    origins = tuple(part.strip() for part in text.split(",") if part.strip())
+    if "*" in origins:
+        if len(origins) > 1:
+            raise ValueError("must be '*' alone or a comma-separated list of origins")
+        return origins
+    for origin in origins:
+        parts = urlsplit(origin)
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or parts.path
+            or parts.query
+            or parts.fragment
+            or parts.username is not None
+        ):
+            raise ValueError(
+                "must be '*' or comma-separated origins like https://example.com or "
+                f"http://localhost:3000 (scheme://host[:port], no path), got {origin!r}"
+            )
+        try:
+            parts.port  # noqa: B018 - raises ValueError on a bad port
+        except ValueError:
+            raise ValueError(f"has an origin with a bad port: {origin!r}") from None
+    return origins
+
+
+def _log_level(text: str) -> str:
+    level = text.upper()
+    if level not in LOG_LEVELS:
+        raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}, got {text!r}")
+    return level
+
+
+def _bind(text: str) -> str:
+    if text.startswith("unix:"):
+        if len(text) == len("unix:"):
+            raise ValueError("must be HOST:PORT or unix:PATH, got an empty unix: path")
+        return text
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"must be HOST:PORT (port 1-65535) or unix:PATH, got {text!r}")
+    return text
+
+
+def _env(var: str, parse: Callable[[str], Any]) -> dict[str, Any]:
+    return {"env": var, "parse": parse}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All settings of the service; build with :meth:`from_env` or directly in tests."""
+
+    #: REDIS_URL; None: ``rummy-referee serve`` starts an embedded redis-server.
+    redis_url: str | None = field(default=None, metadata=_env("REDIS_URL", _redis_url))
+    #: RUMMY_DATA_DIR: where the embedded redis-server keeps its files (``<dir>/redis``).
+    data_dir: Path = field(default=Path("data"), metadata=_env("RUMMY_DATA_DIR", _path))
+    #: RUMMY_GAME_TTL_SECONDS: a game untouched this long is forgotten.
+    game_ttl_seconds: int = field(
+        default=7 * 24 * 3600, metadata=_env("RUMMY_GAME_TTL_SECONDS", _int_at_least(1))
+    )
+    #: RUMMY_MAX_BODY_BYTES: larger request bodies are refused (413).
+    max_body_bytes: int = field(
+        default=65536, metadata=_env("RUMMY_MAX_BODY_BYTES", _int_at_least(1))
+    )
+    #: RUMMY_CORS_ORIGINS: comma-separated origins, or ``*``; empty: CORS off.
+    cors_origins: tuple[str, ...] = field(
+        default=(), metadata=_env("RUMMY_CORS_ORIGINS", _cors_origins)
+    )
+    #: RUMMY_REDIS_SOCKET_TIMEOUT: seconds to wait for Redis before failing the request.
+    redis_socket_timeout: float = field(
+        default=2.0, metadata=_env("RUMMY_REDIS_SOCKET_TIMEOUT", _positive_float)
+    )
+    #: RUMMY_LOG_LEVEL: DEBUG, INFO, WARNING, ERROR or CRITICAL (any case).
+    log_level: str = field(default="INFO", metadata=_env("RUMMY_LOG_LEVEL", _log_level))
+    #: RUMMY_WORKERS: gunicorn worker processes; default: the number of CPUs.
+    workers: int = field(
+        default_factory=default_workers, metadata=_env("RUMMY_WORKERS", _int_at_least(1))
+    )
+    #: RUMMY_THREADS: threads per gunicorn worker.
+    threads: int = field(default=4, metadata=_env("RUMMY_THREADS", _int_at_least(1)))
+    #: RUMMY_BIND: where gunicorn listens, HOST:PORT or unix:PATH.
+    bind: str = field(default=DEFAULT_BIND, metadata=_env("RUMMY_BIND", _bind))
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read every setting from ``environ`` (default ``os.environ``).
+
+        Raises :class:`ConfigError` listing every bad variable, what it allows and what it got.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        errors: list[str] = []
+        for f in dataclasses.fields(cls):
+            var: str = f.metadata["env"]
+            text = env.get(var, "").strip()
+            if not text:
+                continue
+            try:
+                values[f.name] = f.metadata["parse"](text)
+            except ValueError as exc:
+                errors.append(f"{var} {exc}")
+        if errors:
+            raise ConfigError(errors)
+        return cls(**values)
+
+    @classmethod
+    def env_vars(cls) -> dict[str, str]:
+        """Field name -> environment variable, for documentation and tests."""
+        return {f.name: f.metadata["env"] for f in dataclasses.fields(cls)}

@@ -1,0 +1,58 @@
+"""gunicorn settings for the service (``gunicorn -c python:service.gunicorn_conf``).
+
+It lives in the package so that it is installed with it (``pip install .`` in the Docker
+image); ``gunicorn.conf.py`` at the repository root re-exports it, so a plain ``gunicorn``
+started in the repository finds it too. gunicorn reads the module-level names that are
+gunicorn settings and ignores the others.
+
+Environment: ``RUMMY_BIND`` (default ``127.0.0.1:8000``), ``RUMMY_WORKERS`` (default: the
+number of CPUs), ``RUMMY_THREADS`` (default 4), ``RUMMY_LOG_LEVEL``, and ``REDIS_URL``, which
+is required here: ``rummy-referee serve`` sets it (starting an embedded redis-server when the
+user did not), and so does docker-compose.yml.
+"""
+
+import os
+import sys
+
+from service.config import ConfigError, Settings
+
+try:
+    _settings = Settings.from_env()
+except ConfigError as _exc:
+    print(f"rummy-referee: {_exc}", file=sys.stderr, flush=True)
+    raise SystemExit(2) from None
+if _settings.redis_url is None:
+    print(
+        "rummy-referee: REDIS_URL is not set; gunicorn needs it "
+        "(`rummy-referee serve` starts a redis-server itself when REDIS_URL is unset)",
+        file=sys.stderr,
+        flush=True,
+    )
+    raise SystemExit(2)
+
+wsgi_app = "service.app:create_app()"
+proc_name = "rummy-referee"
+worker_class = "gthread"
+workers = _settings.workers
+threads = _settings.threads
+bind = [_settings.bind]
+
+# A worker silent for this long is killed and replaced; requests only wait on Redis, whose
+# socket timeout (RUMMY_REDIS_SOCKET_TIMEOUT) is far shorter.
+timeout = 30
+# On SIGTERM, in-flight requests get this long to finish.
+graceful_timeout = 10
+keepalive = 5
+
+# Logs go to the console (12-factor): access log to stdout, error log to stderr.
+accesslog = "-"
+errorlog = "-"
+loglevel = _settings.log_level.lower()
+capture_output = False
+
+# The worker heartbeat file: tmpfs where there is one (a container's overlay fs can stall).
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
+
+# gunicorn >= 25.1 opens a control socket under $XDG_RUNTIME_DIR or ~/.gunicorn by default;
+# nothing here uses it, and the image's user has no home. Older gunicorns ignore the name.
+control_socket_disable = True

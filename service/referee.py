@@ -1,0 +1,227 @@
+"""The referee's use cases: create a game, show it, play a move.
+
+This module joins the pure rules engine (:mod:`service.rules`) to the store
+(:mod:`service.store`): it loads a game's document, authenticates the seat, asks the engine,
+and commits the new state with one compare-and-set. It knows nothing of HTTP; it raises
+:class:`RefereeError` subclasses that the HTTP layer maps to statuses.
+
+A game's stored document is JSON: ``{"state": <GameState dict>, "tokens": [<sha256 of each
+seat's token>]}``. Tokens are ``<game_id>.<seat>.<secret>``; only their hashes are stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from service.rules import GameState, Move, apply, move_to_dict, new_game
+from service.rules.views import public_view, redact_event, seat_view
+from service.store import (
+    GameNotFound,
+    GameStore,
+    IdempotentReplay,
+    Loaded,
+    VersionConflict,
+)
+
+MAX_ATTEMPTS = 8
+"""Compare-and-set attempts for a move without ``If-Match`` before giving up (503)."""
+
+
+class RefereeError(Exception):
+    """Base of the errors the HTTP layer maps to a status."""
+
+
+class UnknownGame(RefereeError):
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"no game {game_id!r}")
+        self.game_id = game_id
+
+
+class Unauthorized(RefereeError):
+    """Missing, malformed or unknown token (401)."""
+
+
+class Forbidden(RefereeError):
+    """A valid token of another game (403)."""
+
+
+class StaleVersion(RefereeError):
+    """``If-Match`` names another version than the current one (412)."""
+
+    def __init__(self, expected: int, current: int) -> None:
+        super().__init__(f"If-Match is version {expected}, the game is at version {current}")
+        self.expected = expected
+        self.current = current
+
+
+class KeyReused(RefereeError):
+    """The idempotency key was used with another request (422)."""
+
+
+class Contention(RefereeError):
+    """Too many concurrent writers on one game (503, retry)."""
+
+
+def _encode(doc: Mapping[str, Any]) -> bytes:
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_game_id() -> str:
+    return secrets.token_urlsafe(9)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A view or move answer: the body and the version it shows."""
+
+    body: dict[str, Any]
+    version: int
+    replayed: bool = False
+    raw: bytes | None = None
+    """The stored bytes of a replayed answer (returned byte for byte)."""
+
+
+class Referee:
+    """Use cases over one :class:`GameStore`."""
+
+    def __init__(self, store: GameStore) -> None:
+        self.store = store
+
+    # -- games -------------------------------------------------------------------------
+
+    def create(self, variant: str, players: Sequence[str], rules: Mapping[str, Any] | None,
+               dealer: int | None, deals: Sequence[Mapping[str, Any]] | None) -> Answer:
+        """Create a game (raises engine ``SetupError`` / ``RulesError`` for bad input)."""
+        state, _events = new_game(variant, players, rules, dealer, deals)
+        game_id = new_game_id()
+        tokens = [f"{game_id}.{seat}.{secrets.token_urlsafe(24)}" for seat in range(len(players))]
+        doc = {"state": state.to_dict(), "tokens": [_token_hash(t) for t in tokens]}
+        self.store.create(game_id, _encode(doc))
+        body = {
+            "game_id": game_id,
+            "seats": [{"seat": i, "name": name, "token": tokens[i]}
+                      for i, name in enumerate(players)],
+            "game": public_view(state, game_id, 0),
+        }
+        return Answer(body, 0)
+
+    def _load(self, game_id: str, scope: str | None = None) -> tuple[Loaded, dict[str, Any]]:
+        try:
+            loaded = self.store.load(game_id, scope)
+        except GameNotFound:
+            raise UnknownGame(game_id) from None
+        except ValueError:  # not a possible game id
+            raise UnknownGame(game_id) from None
+        return loaded, json.loads(loaded.state)
+
+    def public(self, game_id: str) -> Answer:
+        loaded, doc = self._load(game_id)
+        state = GameState.from_dict(doc["state"])
+        return Answer(public_view(state, game_id, loaded.version), loaded.version)
+
+    def seat(self, game_id: str, token: str | None) -> Answer:
+        loaded, doc = self._load(game_id)
+        seat = self._authenticate(game_id, doc, token)
+        state = GameState.from_dict(doc["state"])
+        return Answer(seat_view(state, game_id, loaded.version, seat), loaded.version)
+
+    # -- auth ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _token_seat(token: str | None) -> tuple[str, int]:
+        """The game and seat a token claims (not yet verified)."""
+        if not token:
+            raise Unauthorized("a seat token is required: Authorization: Bearer <token>")
+        parts = token.split(".")
+        if len(parts) != 3 or not parts[1].isdigit() or len(parts[1]) > 2:
+            raise Unauthorized("malformed seat token")
+        return parts[0], int(parts[1])
+
+    def _authenticate(self, game_id: str, doc: Mapping[str, Any], token: str | None) -> int:
+        """The seat ``token`` belongs to; raise :class:`Unauthorized` / :class:`Forbidden`."""
+        token_game, seat = self._token_seat(token)
+        assert token is not None
+        if token_game != game_id:
+            if self._valid_elsewhere(token_game, seat, token):
+                raise Forbidden("this token belongs to another game")
+            raise Unauthorized("unknown seat token")
+        hashes: list[str] = doc["tokens"]
+        if seat >= len(hashes) or not hmac.compare_digest(hashes[seat], _token_hash(token)):
+            raise Unauthorized("unknown seat token")
+        return seat
+
+    def _valid_elsewhere(self, game_id: str, seat: int, token: str) -> bool:
+        try:
+            _, doc = self._load(game_id)
+        except UnknownGame:
+            return False
+        hashes: list[str] = doc["tokens"]
+        return seat < len(hashes) and hmac.compare_digest(hashes[seat], _token_hash(token))
+
+    # -- moves ---------------------------------------------------------------------------
+
+    def play(self, game_id: str, token: str | None, move: Move, *,
+             if_match: int | None = None, idempotency_key: str | None = None,
+             fingerprint: str = "", dry_run: bool = False) -> Answer:
+        """Apply ``move`` for the token's seat; raise ``Violation`` when it is illegal.
+
+        Without ``if_match`` the move applies to whatever version is current (retrying the
+        compare-and-set a few times under contention). With an ``idempotency_key`` a
+        repeated request returns the first answer and applies nothing twice.
+        """
+        _, claimed_seat = self._token_seat(token)
+        scope = None
+        if idempotency_key is not None and not dry_run:
+            scope = f"{claimed_seat}:{idempotency_key}"
+        for _attempt in range(MAX_ATTEMPTS):
+            loaded, doc = self._load(game_id, scope)  # one round trip
+            seat = self._authenticate(game_id, doc, token)
+            if loaded.idempotency is not None:
+                record = loaded.idempotency
+                return self._replay(record.fingerprint, record.response, fingerprint)
+            if if_match is not None and if_match != loaded.version:
+                raise StaleVersion(if_match, loaded.version)
+            state = GameState.from_dict(doc["state"])
+            new_state, events = apply(state, seat, move)
+            version = loaded.version + 1
+            body = {"game": seat_view(new_state, game_id, version, seat),
+                    "events": [redact_event(e, seat) for e in events]}
+            if dry_run:
+                return Answer(body, version)
+            response = _encode(body)
+            new_doc = {"state": new_state.to_dict(), "tokens": doc["tokens"]}
+            log_record = _encode({"version": version, "seat": seat, "move": move_to_dict(move),
+                                  "events": events})
+            idem = (scope, fingerprint, response) if scope is not None else None
+            try:
+                self.store.commit(game_id, expected_version=loaded.version,
+                                  state=_encode(new_doc), log_record=log_record,
+                                  idempotency=idem)
+            except VersionConflict as conflict:
+                if if_match is not None:
+                    raise StaleVersion(if_match, conflict.current) from None
+                continue
+            except IdempotentReplay as replay:
+                return self._replay(replay.record.fingerprint, replay.record.response,
+                                    fingerprint)
+            except GameNotFound:
+                raise UnknownGame(game_id) from None
+            return Answer(body, version, raw=response)
+        raise Contention(f"game {game_id!r} is busy; retry")
+
+    @staticmethod
+    def _replay(stored_fingerprint: str, response: bytes, fingerprint: str) -> Answer:
+        if not hmac.compare_digest(stored_fingerprint, fingerprint):
+            raise KeyReused("this Idempotency-Key was already used with another request")
+        body = json.loads(response)
+        return Answer(body, int(body["game"]["version"]), replayed=True, raw=response)

@@ -1,0 +1,36 @@
+"""The Redis store of games: opaque state bytes, version and log per game.
+
+It knows nothing of rummy. See :class:`GameStore` and :func:`make_client`.
+"""
+
+from .client import make_client
+from .errors import (
+    GameExists,
+    GameNotFound,
+    IdempotentReplay,
+    StoreCorrupted,
+    StoreError,
+    StoreUnavailable,
+    VersionConflict,
+)
+from .keys import DEFAULT_NAMESPACE, GameKeys, game_keys
+from .records import IdempotencyRecord, Loaded
+from .redis_store import DEFAULT_TTL_SECONDS, GameStore
+
+__all__ = [
+    "DEFAULT_NAMESPACE",
+    "DEFAULT_TTL_SECONDS",
+    "GameExists",
+    "GameKeys",
+    "GameNotFound",
+    "GameStore",
+    "IdempotencyRecord",
+    "IdempotentReplay",
+    "Loaded",
+    "StoreCorrupted",
+    "StoreError",
+    "StoreUnavailable",
+    "VersionConflict",
+    "game_keys",
+    "make_client",
+]

@@ -1,0 +1,73 @@
+"""Redis key names of one game.
+
+Every key of a game carries the game id as hash tag (``{game_id}``), so all keys of a game map
+to one Redis Cluster slot and a Lua script may touch them together.
+
+``{ns}:{{game_id}}:game``            HASH  ``v`` = version (int), ``s`` = state (bytes)
+``{ns}:{{game_id}}:log``             LIST  entry i (0-based) = log record of version i + 1
+``{ns}:{{game_id}}:idem:{scope}``    STRING idempotency record of one request scope
+``{ns}:{{game_id}}:idem-index``      SET   the scopes that have a record (to refresh their TTL)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_NAMESPACE", "GameKeys", "game_keys", "validate_game_id"]
+
+DEFAULT_NAMESPACE = "rummy"
+_GLOB_SPECIAL = frozenset("*?[]\\")
+
+
+def validate_game_id(game_id: str) -> None:
+    """A game id must be non-empty and free of braces (it is the hash tag)."""
+    if not isinstance(game_id, str) or not game_id:
+        raise ValueError("game id must be a non-empty string")
+    if "{" in game_id or "}" in game_id:
+        raise ValueError(f"game id must not contain braces: {game_id!r}")
+
+
+def _validate_scope(scope: str) -> None:
+    if not isinstance(scope, str) or not scope:
+        raise ValueError("idempotency scope must be a non-empty string")
+
+
+@dataclass(frozen=True, slots=True)
+class GameKeys:
+    """The key names of one game."""
+
+    prefix: str  # "{ns}:{{game_id}}"
+
+    @property
+    def game(self) -> str:
+        return f"{self.prefix}:game"
+
+    @property
+    def log(self) -> str:
+        return f"{self.prefix}:log"
+
+    @property
+    def idem_index(self) -> str:
+        return f"{self.prefix}:idem-index"
+
+    @property
+    def idem_prefix(self) -> str:
+        """Prefix of the idempotency record keys: the key of scope s is idem_prefix + s."""
+        return f"{self.prefix}:idem:"
+
+    def idem(self, scope: str) -> str:
+        _validate_scope(scope)
+        return f"{self.idem_prefix}{scope}"
+
+    @property
+    def pattern(self) -> str:
+        """A SCAN MATCH pattern for all keys of the game (glob characters escaped)."""
+        escaped = "".join("\\" + c if c in _GLOB_SPECIAL else c for c in self.prefix)
+        return f"{escaped}:*"
+
+
+def game_keys(game_id: str, namespace: str = DEFAULT_NAMESPACE) -> GameKeys:
+    validate_game_id(game_id)
+    if not namespace or "{" in namespace or "}" in namespace:
+        raise ValueError(f"namespace must be non-empty and free of braces: {namespace!r}")
+    return GameKeys(f"{namespace}:{{{game_id}}}")

@@ -1,0 +1,36 @@
+"""Values returned by the store and the encoding of idempotency records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["IdempotencyRecord", "Loaded", "decode_idempotency", "encode_idempotency"]
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyRecord:
+    """What was answered to the first request of an idempotency scope."""
+
+    fingerprint: str  # identifies the request body, to tell a replay from a key reuse
+    response: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    version: int
+    state: bytes
+    idempotency: IdempotencyRecord | None
+
+
+def encode_idempotency(fingerprint: str, response: bytes) -> bytes:
+    """``b"<len(fingerprint utf-8)>:" + fingerprint + response`` in one value."""
+    fp = fingerprint.encode()
+    return b"%d:%b%b" % (len(fp), fp, bytes(response))
+
+
+def decode_idempotency(value: bytes) -> IdempotencyRecord:
+    head, sep, rest = value.partition(b":")
+    if not sep or not head.isdigit() or int(head) > len(rest):
+        raise ValueError("malformed idempotency record")
+    size = int(head)
+    return IdempotencyRecord(fingerprint=rest[:size].decode(), response=rest[size:])

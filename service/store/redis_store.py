@@ -1,0 +1,221 @@
+"""The game store: opaque state bytes, a version and an append-only log per game, in Redis.
+
+Optimistic concurrency: ``load`` returns the version, ``commit`` writes only if the game is
+still at ``expected_version`` (one EVALSHA, atomic). The store knows nothing of rummy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import redis
+from redis import exceptions as rx
+
+from .errors import GameExists, GameNotFound, StoreCorrupted, StoreError, StoreUnavailable
+from .keys import DEFAULT_NAMESPACE, GameKeys, game_keys
+from .records import IdempotencyRecord, Loaded, decode_idempotency, encode_idempotency
+from .scripts import Scripts
+
+__all__ = ["DEFAULT_TTL_SECONDS", "GameStore"]
+
+DEFAULT_TTL_SECONDS = 7 * 24 * 3600
+
+# Errors after which Redis did not (or may not have) served the command: the store is
+# unavailable. ConnectionError covers BusyLoadingError (-LOADING), MaxConnectionsError and
+# AuthenticationError; TimeoutError a lost reply.
+_UNAVAILABLE: tuple[type[Exception], ...] = (
+    rx.ConnectionError,
+    rx.TimeoutError,
+    rx.ReadOnlyError,  # -READONLY: a replica after failover
+    rx.OutOfMemoryError,  # -OOM
+    rx.ClusterDownError,  # -CLUSTERDOWN, -MASTERDOWN
+    rx.TryAgainError,  # -TRYAGAIN
+)
+# Error codes (first word of the error reply) meaning the same. Redis < 7 wraps errors raised
+# inside a script: "Error running script (call to f_...): @user_script:29: -READONLY You
+# can't write...", which redis-py turns into a plain ResponseError, so the inner code is
+# looked for too.
+_UNAVAILABLE_CODES = frozenset(
+    {
+        "BUSY", "CLUSTERDOWN", "LOADING", "MASTERDOWN", "MISCONF", "NOREPLICAS", "OOM",
+        "READONLY", "TRYAGAIN",
+    }
+)  # fmt: skip
+_SCRIPT_ERROR_CODE = re.compile(r"^Error running script .*?: -([A-Z]+) ")
+
+
+def _error_code(exc: rx.ResponseError) -> str:
+    message = str(exc)
+    match = _SCRIPT_ERROR_CODE.match(message)
+    if match is not None:
+        return match.group(1)
+    return message.split(" ", 1)[0]
+
+
+@contextmanager
+def _translated(operation: str) -> Iterator[None]:
+    """Turn redis-py errors into store errors, keeping the original as ``__cause__``."""
+    try:
+        yield
+    except _UNAVAILABLE as exc:
+        raise StoreUnavailable(f"{operation}: {type(exc).__name__}: {exc}") from exc
+    except rx.ResponseError as exc:
+        if _error_code(exc) in _UNAVAILABLE_CODES:
+            raise StoreUnavailable(f"{operation}: {exc}") from exc
+        raise StoreError(f"{operation}: {exc}") from exc
+    except rx.RedisError as exc:
+        raise StoreError(f"{operation}: {type(exc).__name__}: {exc}") from exc
+
+
+def _decode_record(game_id: str, value: Any) -> IdempotencyRecord | None:
+    if value is None:
+        return None
+    try:
+        return decode_idempotency(bytes(value))
+    except ValueError as exc:
+        raise StoreCorrupted(f"game {game_id!r}: bad idempotency record") from exc
+
+
+class GameStore:
+    """Games in Redis: one HASH (version + state), one LIST (log), idempotency records.
+
+    Every key gets ``ttl_seconds``; each commit refreshes it on all keys of the game. The
+    client must return bytes (``decode_responses=False``); use :func:`make_client`, which
+    never resends a timed-out write.
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        namespace: str = DEFAULT_NAMESPACE,
+    ) -> None:
+        if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, int) or ttl_seconds < 1:
+            raise ValueError(f"ttl_seconds must be a positive int, not {ttl_seconds!r}")
+        if client.get_encoder().decode_responses:
+            raise ValueError("the store needs a client with decode_responses=False")
+        game_keys("x", namespace)  # validates the namespace
+        self._client = client
+        self._ttl = ttl_seconds
+        self._namespace = namespace
+        self._scripts = Scripts(client)
+
+    @property
+    def client(self) -> redis.Redis:
+        return self._client
+
+    @property
+    def ttl_seconds(self) -> int:
+        return self._ttl
+
+    def keys(self, game_id: str) -> GameKeys:
+        """The Redis key names of a game (for tests and operations)."""
+        return game_keys(game_id, self._namespace)
+
+    def create(self, game_id: str, state: bytes) -> None:
+        """Create the game at version 0 with an empty log; GameExists if the id is taken."""
+        keys = self.keys(game_id)
+        with _translated(f"create {game_id!r}"):
+            created = self._scripts.create(keys, bytes(state), self._ttl)
+        if not created:
+            raise GameExists(game_id)
+
+    def load(self, game_id: str, idempotency_scope: str | None = None) -> Loaded:
+        """Version, state and (if a scope is given) its idempotency record; one round trip."""
+        keys = self.keys(game_id)
+        idem_key = keys.idem(idempotency_scope) if idempotency_scope is not None else None
+        with _translated(f"load {game_id!r}"):
+            pipe = self._client.pipeline(transaction=False)
+            pipe.hmget(keys.game, ["v", "s"])
+            if idem_key is not None:
+                pipe.get(idem_key)
+            replies: list[Any] = pipe.execute()
+        version, state = replies[0]
+        if version is None or state is None:
+            raise GameNotFound(game_id)
+        record = _decode_record(game_id, replies[1]) if idem_key is not None else None
+        return Loaded(version=int(version), state=bytes(state), idempotency=record)
+
+    def commit(
+        self,
+        game_id: str,
+        *,
+        expected_version: int,
+        state: bytes,
+        log_record: bytes,
+        idempotency: tuple[str, str, bytes] | None = None,
+    ) -> int:
+        """Write state as version expected_version + 1 and append log_record; one EVALSHA.
+
+        ``idempotency`` is (scope, fingerprint, response): if the scope already has a record,
+        IdempotentReplay(record) is raised and nothing is written; else the record is stored
+        with the commit. VersionConflict(current) if the game is at another version,
+        GameNotFound if it vanished, StoreUnavailable if the outcome is unknown.
+        Returns the new version.
+        """
+        if isinstance(expected_version, bool) or not isinstance(expected_version, int):
+            raise TypeError("expected_version must be an int")
+        if expected_version < 0:
+            raise ValueError("expected_version must be >= 0")
+        keys = self.keys(game_id)
+        encoded: tuple[str, bytes] | None = None
+        if idempotency is not None:
+            scope, fingerprint, response = idempotency
+            keys.idem(scope)  # validates the scope
+            encoded = (scope, encode_idempotency(fingerprint, response))
+        with _translated(f"commit {game_id!r}"):
+            return self._scripts.commit(
+                game_id,
+                keys,
+                expected_version=expected_version,
+                state=bytes(state),
+                log_record=bytes(log_record),
+                ttl=self._ttl,
+                idempotency=encoded,
+            )
+
+    def idempotency(self, game_id: str, scope: str) -> IdempotencyRecord | None:
+        """The idempotency record of a scope, None if there is none."""
+        key = self.keys(game_id).idem(scope)
+        with _translated(f"idempotency {game_id!r}"):
+            value: Any = self._client.get(key)
+        return _decode_record(game_id, value)
+
+    def log(
+        self, game_id: str, after: int = 0, limit: int | None = None
+    ) -> list[tuple[int, bytes]]:
+        """Log records of the versions > after (at most limit), as (version, record), in order.
+
+        GameNotFound if the game does not exist.
+        """
+        if after < 0:
+            raise ValueError("after must be >= 0")
+        if limit is not None and limit < 0:
+            raise ValueError("limit must be >= 0 or None")
+        keys = self.keys(game_id)
+        if limit == 0:  # LRANGE cannot express "nothing"; still report a missing game
+            with _translated(f"log {game_id!r}"):
+                if not self._client.exists(keys.game):
+                    raise GameNotFound(game_id)
+            return []
+        stop = -1 if limit is None else after + limit - 1
+        with _translated(f"log {game_id!r}"):
+            pipe = self._client.pipeline(transaction=False)
+            pipe.exists(keys.game)
+            pipe.lrange(keys.log, after, stop)
+            exists, records = pipe.execute()
+        if not exists:
+            raise GameNotFound(game_id)
+        return [(after + 1 + i, bytes(record)) for i, record in enumerate(records)]
+
+    def ping(self) -> bool:
+        """True if Redis answers, False if it cannot be reached (never raises for that)."""
+        try:
+            with _translated("ping"):
+                return bool(self._client.ping())
+        except StoreUnavailable:
+            return False

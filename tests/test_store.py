@@ -1,0 +1,505 @@
+"""GameStore against a real redis-server (the session one, or one of the test's own for faults)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from redis.crc import key_slot
+
+from service.redis_server import RedisServer
+from service.store import (
+    GameExists,
+    GameNotFound,
+    GameStore,
+    IdempotencyRecord,
+    IdempotentReplay,
+    Loaded,
+    StoreCorrupted,
+    StoreUnavailable,
+    VersionConflict,
+    game_keys,
+    make_client,
+)
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def all_keys(client: redis.Redis, store: GameStore, game_id: str) -> list[bytes]:
+    return sorted(client.scan_iter(match=store.keys(game_id).pattern, count=1000))
+
+
+def command(client: redis.Redis, *args: str) -> Any:
+    return client.execute_command(*args)  # type: ignore[no-untyped-call]
+
+
+def evalsha_calls(client: redis.Redis) -> int:
+    stats = client.info("commandstats")
+    entry = stats.get("cmdstat_evalsha", {})
+    return int(entry.get("calls", 0))
+
+
+@pytest.fixture
+def own_server(redis_server: RedisServer, tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of this test alone (same binary as the session one), for fault tests."""
+    server = RedisServer(tmp_path / "redis", binary=redis_server.binary)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.resume()
+        server.stop()
+
+
+@pytest.fixture
+def admin(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+# --- basic operations --------------------------------------------------------------------------
+
+
+def test_create_load_commit_round_trip(store: GameStore) -> None:
+    store.create("g1", b"state-0")
+    assert store.load("g1") == Loaded(version=0, state=b"state-0", idempotency=None)
+    assert store.log("g1") == []
+
+    assert store.commit("g1", expected_version=0, state=b"state-1", log_record=b"rec-1") == 1
+    assert store.commit("g1", expected_version=1, state=b"state-2", log_record=b"rec-2") == 2
+
+    assert store.load("g1") == Loaded(version=2, state=b"state-2", idempotency=None)
+    assert store.log("g1") == [(1, b"rec-1"), (2, b"rec-2")]
+    assert store.log("g1", after=1) == [(2, b"rec-2")]
+    assert store.ping() is True
+
+
+def test_binary_state_survives(store: GameStore) -> None:
+    blob = bytes(range(256)) * 4
+    store.create("bin", blob)
+    store.commit("bin", expected_version=0, state=blob[::-1], log_record=b"\x00\xff")
+    assert store.load("bin").state == blob[::-1]
+    assert store.log("bin") == [(1, b"\x00\xff")]
+
+
+def test_create_existing_game_raises_and_keeps_it(store: GameStore) -> None:
+    store.create("g1", b"first")
+    store.commit("g1", expected_version=0, state=b"second", log_record=b"r")
+    with pytest.raises(GameExists):
+        store.create("g1", b"other")
+    assert store.load("g1") == Loaded(version=1, state=b"second", idempotency=None)
+
+
+def test_missing_game(store: GameStore) -> None:
+    with pytest.raises(GameNotFound):
+        store.load("nope")
+    with pytest.raises(GameNotFound):
+        store.commit("nope", expected_version=0, state=b"s", log_record=b"r")
+    with pytest.raises(GameNotFound):
+        store.log("nope")
+    with pytest.raises(GameNotFound):
+        store.log("nope", limit=0)
+    assert store.idempotency("nope", "k") is None
+
+
+def test_invalid_arguments(store: GameStore) -> None:
+    with pytest.raises(ValueError):
+        store.create("a{b}", b"s")
+    with pytest.raises(ValueError):
+        store.create("", b"s")
+    store.create("g", b"s")
+    with pytest.raises(ValueError):
+        store.commit("g", expected_version=-1, state=b"s", log_record=b"r")
+    with pytest.raises(ValueError):
+        store.commit(
+            "g", expected_version=0, state=b"s", log_record=b"r", idempotency=("", "f", b"")
+        )
+    with pytest.raises(ValueError):
+        store.log("g", after=-1)
+    with pytest.raises(ValueError):
+        GameStore(store.client, ttl_seconds=0)
+
+
+def test_client_must_return_bytes(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        with pytest.raises(ValueError, match="decode_responses"):
+            GameStore(client)
+    finally:
+        client.close()
+
+
+def test_version_conflict_writes_nothing(store: GameStore) -> None:
+    store.create("g", b"s0")
+    store.commit("g", expected_version=0, state=b"s1", log_record=b"r1")
+    with pytest.raises(VersionConflict) as info:
+        store.commit("g", expected_version=0, state=b"bad", log_record=b"bad")
+    assert info.value.current == 1
+    with pytest.raises(VersionConflict) as info:
+        store.commit("g", expected_version=5, state=b"bad", log_record=b"bad")
+    assert info.value.current == 1
+    assert store.load("g") == Loaded(version=1, state=b"s1", idempotency=None)
+    assert store.log("g") == [(1, b"r1")]
+
+
+def test_versions_contiguous_and_log_length_equals_version(
+    store: GameStore, admin: redis.Redis
+) -> None:
+    store.create("g", b"")
+    for i in range(60):
+        assert (
+            store.commit("g", expected_version=i, state=b"s%d" % i, log_record=b"r%d" % i) == i + 1
+        )
+    loaded = store.load("g")
+    assert loaded.version == 60
+    assert admin.llen(store.keys("g").log) == 60
+    log = store.log("g")
+    assert [v for v, _ in log] == list(range(1, 61))
+    assert [r for _, r in log] == [b"r%d" % i for i in range(60)]
+    assert store.log("g", after=10, limit=5) == [(v, b"r%d" % (v - 1)) for v in range(11, 16)]
+    assert store.log("g", after=58, limit=10) == [(59, b"r58"), (60, b"r59")]
+    assert store.log("g", after=60) == []
+    assert store.log("g", after=100) == []
+    assert store.log("g", limit=0) == []
+
+
+def test_concurrent_commits_lose_and_duplicate_nothing(store: GameStore) -> None:
+    threads, per_thread = 8, 25
+    store.create("race", b"")
+    conflicts = [0] * threads
+    errors: list[BaseException] = []
+    start = threading.Barrier(threads)
+
+    def worker(n: int) -> None:
+        try:
+            start.wait()
+            for i in range(per_thread):
+                record = b"t%d-%d" % (n, i)
+                while True:
+                    loaded = store.load("race")
+                    state = loaded.state + b"," + record if loaded.state else record
+                    try:
+                        store.commit(
+                            "race",
+                            expected_version=loaded.version,
+                            state=state,
+                            log_record=record,
+                        )
+                        break
+                    except VersionConflict as exc:
+                        assert exc.current > loaded.version
+                        conflicts[n] += 1
+        except BaseException as exc:  # reported in the main thread
+            errors.append(exc)
+
+    pool = [threading.Thread(target=worker, args=(n,)) for n in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join(timeout=30)
+    assert not errors, errors
+    assert not any(t.is_alive() for t in pool)
+
+    total = threads * per_thread
+    loaded = store.load("race")
+    log = store.log("race")
+    records = [r for _, r in log]
+    assert loaded.version == total == len(log)
+    assert [v for v, _ in log] == list(range(1, total + 1))
+    assert sorted(records) == sorted(
+        b"t%d-%d" % (n, i) for n in range(threads) for i in range(per_thread)
+    )
+    # the state is the fold of the log: no commit was based on a stale state
+    assert loaded.state == b",".join(records)
+    # each thread's records are in its own order
+    for n in range(threads):
+        mine = [r for r in records if r.startswith(b"t%d-" % n)]
+        assert mine == [b"t%d-%d" % (n, i) for i in range(per_thread)]
+
+
+# --- idempotency -------------------------------------------------------------------------------
+
+
+def test_idempotent_replay_returns_first_response_and_writes_nothing(
+    store: GameStore, admin: redis.Redis
+) -> None:
+    store.create("g", b"s0")
+    v = store.commit(
+        "g",
+        expected_version=0,
+        state=b"s1",
+        log_record=b"r1",
+        idempotency=("req-1", "fp-A", b"resp-1"),
+    )
+    assert v == 1
+    first = IdempotencyRecord(fingerprint="fp-A", response=b"resp-1")
+    assert store.idempotency("g", "req-1") == first
+    assert store.load("g", "req-1") == Loaded(version=1, state=b"s1", idempotency=first)
+    assert store.load("g", "other").idempotency is None
+    before = {k: admin.dump(k) for k in all_keys(admin, store, "g")}
+
+    # same scope again, at the right version and at a stale one: replay wins, nothing written
+    for expected in (1, 0):
+        with pytest.raises(IdempotentReplay) as info:
+            store.commit(
+                "g",
+                expected_version=expected,
+                state=b"s2",
+                log_record=b"r2",
+                idempotency=("req-1", "fp-B", b"resp-2"),
+            )
+        assert info.value.record == first
+    assert {k: admin.dump(k) for k in all_keys(admin, store, "g")} == before
+    assert store.load("g").version == 1
+    assert store.log("g") == [(1, b"r1")]
+
+    # a new scope commits normally
+    store.commit(
+        "g", expected_version=1, state=b"s2", log_record=b"r2", idempotency=("req-2", "", b"")
+    )
+    assert store.idempotency("g", "req-2") == IdempotencyRecord(fingerprint="", response=b"")
+    assert store.log("g") == [(1, b"r1"), (2, b"r2")]
+
+
+def test_idempotency_fingerprint_with_separator_and_unicode(store: GameStore) -> None:
+    store.create("g", b"")
+    record = IdempotencyRecord(fingerprint="12:ü:3", response=b"7:abc:")
+    store.commit(
+        "g",
+        expected_version=0,
+        state=b"s",
+        log_record=b"r",
+        idempotency=("k:{x}", record.fingerprint, record.response),
+    )
+    assert store.idempotency("g", "k:{x}") == record
+
+
+def test_conflicting_commit_stores_no_idempotency_record(store: GameStore) -> None:
+    store.create("g", b"")
+    store.commit("g", expected_version=0, state=b"s", log_record=b"r")
+    with pytest.raises(VersionConflict):
+        store.commit(
+            "g", expected_version=0, state=b"x", log_record=b"x", idempotency=("k", "f", b"x")
+        )
+    assert store.idempotency("g", "k") is None
+
+
+# --- keys: TTL and cluster slot ----------------------------------------------------------------
+
+
+def test_ttl_on_every_key_after_create_and_commit(redis_url: str, admin: redis.Redis) -> None:
+    client = make_client(redis_url)
+    try:
+        store = GameStore(client, ttl_seconds=1000)
+        store.create("g", b"s0")
+        keys = store.keys("g")
+        assert all_keys(admin, store, "g") == [keys.game.encode()]
+        assert 990 <= admin.ttl(keys.game) <= 1000
+
+        store.commit(
+            "g", expected_version=0, state=b"s1", log_record=b"r1", idempotency=("a", "f", b"")
+        )
+        store.commit(
+            "g", expected_version=1, state=b"s2", log_record=b"r2", idempotency=("b", "f", b"")
+        )
+        found = all_keys(admin, store, "g")
+        expected = {keys.game, keys.log, keys.idem_index, keys.idem("a"), keys.idem("b")}
+        assert {k.decode() for k in found} == expected
+        for key in found:
+            assert 990 <= admin.ttl(key) <= 1000, key
+
+        # a commit without idempotency refreshes the TTL of all keys, old records included
+        for key in found:
+            admin.expire(key, 5)
+        store.commit("g", expected_version=2, state=b"s3", log_record=b"r3")
+        for key in all_keys(admin, store, "g"):
+            assert 990 <= admin.ttl(key) <= 1000, key
+    finally:
+        client.close()
+
+
+def test_all_keys_of_a_game_are_in_one_slot(store: GameStore, admin: redis.Redis) -> None:
+    for game_id in ("g1", "0b6f3f5e-8d2a-4c1e-9a57-3f4e2d1c0b9a", "a:b", "x y*?[z]", "ü"):
+        store.create(game_id, b"s")
+        store.commit(
+            game_id, expected_version=0, state=b"s", log_record=b"r", idempotency=("k", "f", b"")
+        )
+        keys = store.keys(game_id)
+        names = [keys.game, keys.log, keys.idem_index, keys.idem("k"), keys.idem("{other}")]
+        stored = all_keys(admin, store, game_id)
+        assert len(stored) == 4  # game, log, idem-index, idem:k
+        slots = {key_slot(k.encode()) for k in names} | {key_slot(k) for k in stored}
+        assert slots == {key_slot(game_id.encode())}, game_id
+    assert game_keys("g1").game == "rummy:{g1}:game"
+    assert game_keys("g1", "ns").idem("s") == "ns:{g1}:idem:s"
+
+
+def test_namespaces_are_separate(redis_url: str) -> None:
+    client = make_client(redis_url)
+    try:
+        a, b = GameStore(client, namespace="a"), GameStore(client, namespace="b")
+        a.create("g", b"in-a")
+        b.create("g", b"in-b")
+        assert a.load("g").state == b"in-a"
+        assert b.load("g").state == b"in-b"
+    finally:
+        client.close()
+
+
+def test_create_cleans_leftovers_of_an_expired_game(store: GameStore, admin: redis.Redis) -> None:
+    store.create("g", b"old")
+    store.commit(
+        "g", expected_version=0, state=b"old1", log_record=b"old", idempotency=("k", "f", b"")
+    )
+    admin.delete(store.keys("g").game)  # as if the game key expired on its own
+    store.create("g", b"new")
+    assert store.load("g", "k") == Loaded(version=0, state=b"new", idempotency=None)
+    assert store.log("g") == []
+    assert all_keys(admin, store, "g") == [store.keys("g").game.encode()]
+
+
+def test_log_longer_than_version_is_reported_as_corruption(
+    store: GameStore, admin: redis.Redis
+) -> None:
+    store.create("g", b"")
+    admin.rpush(store.keys("g").log, b"stray")
+    with pytest.raises(StoreCorrupted):
+        store.commit("g", expected_version=0, state=b"s", log_record=b"r")
+    assert admin.hget(store.keys("g").game, "v") == b"0"
+
+
+# --- the client never resends ------------------------------------------------------------------
+
+
+def test_make_client_has_no_retries(redis_url: str) -> None:
+    client = make_client(redis_url, socket_timeout=0.5)
+    try:
+        client.ping()
+        retry = client.get_retry()
+        assert retry is not None and retry.get_retries() == 0
+        conn = client.connection_pool.get_connection()
+        try:
+            assert conn.retry.get_retries() == 0
+        finally:
+            client.connection_pool.release(conn)
+    finally:
+        client.close()
+
+
+# --- faults (a server of the test's own) -------------------------------------------------------
+
+
+def test_store_unavailable_when_server_stopped(own_server: RedisServer) -> None:
+    client = make_client(own_server.url, socket_timeout=1.0, connect_timeout=1.0)
+    try:
+        store = GameStore(client)
+        store.create("g", b"s")
+        own_server.stop()
+        calls: list[Callable[[], object]] = [
+            lambda: store.load("g"),
+            lambda: store.commit("g", expected_version=0, state=b"x", log_record=b"x"),
+            lambda: store.create("h", b"x"),
+            lambda: store.log("g"),
+            lambda: store.idempotency("g", "k"),
+        ]
+        for call in calls:
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable) as info:
+                call()
+            assert time.monotonic() - started < 1.5
+            assert isinstance(info.value.__cause__, redis.exceptions.ConnectionError)
+        assert store.ping() is False
+    finally:
+        client.close()
+
+
+def test_store_recovers_after_restart_without_a_failed_call(own_server: RedisServer) -> None:
+    client = make_client(own_server.url)
+    try:
+        store = GameStore(client)
+        store.create("g", b"s")
+        store.commit("g", expected_version=0, state=b"s1", log_record=b"r1")
+        own_server.restart()  # pooled connection is now dead; AOF keeps the data
+        assert store.load("g") == Loaded(version=1, state=b"s1", idempotency=None)
+        # the script cache is empty after the restart: NOSCRIPT is handled transparently
+        assert store.commit("g", expected_version=1, state=b"s2", log_record=b"r2") == 2
+        assert store.log("g") == [(1, b"r1"), (2, b"r2")]
+    finally:
+        client.close()
+
+
+def test_read_only_replica_is_unavailable(own_server: RedisServer) -> None:
+    client = make_client(own_server.url)
+    try:
+        store = GameStore(client)
+        store.create("g", b"s")
+        command(client, "REPLICAOF", "127.0.0.1", "1")  # nothing listens there
+        with pytest.raises(StoreUnavailable) as info:
+            store.commit("g", expected_version=0, state=b"x", log_record=b"x")
+        # Redis 7 replies -READONLY (ReadOnlyError); 6.2 wraps it in "Error running script"
+        assert isinstance(info.value.__cause__, redis.exceptions.ResponseError)
+        assert "read only replica" in str(info.value)
+        assert store.load("g").version == 0  # reads still work
+    finally:
+        command(client, "REPLICAOF", "NO", "ONE")
+        client.close()
+
+
+@pytest.mark.parametrize("fault", ["sigstop", "client-pause"])
+def test_lost_reply_raises_unavailable_and_applies_at_most_once(
+    own_server: RedisServer, fault: str
+) -> None:
+    admin = redis.Redis.from_url(own_server.url, socket_timeout=5)
+    client = make_client(own_server.url, socket_timeout=0.5, connect_timeout=0.5)
+    try:
+        store = GameStore(client)
+        store.create("g", b"s0")
+        store.commit("g", expected_version=0, state=b"s1", log_record=b"r1")  # script cached
+        calls_before = evalsha_calls(admin)
+
+        if fault == "sigstop":
+            own_server.pause()
+        else:
+            admin.client_pause(3000, all=False)  # CLIENT PAUSE 3000 WRITE (Redis >= 6.2)
+        started = time.monotonic()
+        try:
+            with pytest.raises(StoreUnavailable) as info:
+                store.commit("g", expected_version=1, state=b"s2", log_record=b"r2")
+            elapsed = time.monotonic() - started
+        finally:
+            if fault == "sigstop":
+                own_server.resume()
+            else:
+                admin.client_unpause()
+        assert isinstance(info.value.__cause__, redis.exceptions.TimeoutError)
+        assert elapsed < 1.5  # one attempt of 0.5 s, no retries with backoff
+
+        # let the server work through whatever reached it, then look
+        deadline = time.monotonic() + 1
+        while time.monotonic() < deadline and evalsha_calls(admin) == calls_before:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        assert evalsha_calls(admin) - calls_before <= 1  # the EVALSHA was sent once
+        loaded = store.load("g")
+        # SIGSTOP: the command waited in the socket buffer and ran on SIGCONT (version 2);
+        # CLIENT PAUSE: the paused command was dropped with its closed connection (version 1)
+        assert loaded.version in (1, 2)
+        log = store.log("g")
+        assert len(log) == loaded.version
+        if loaded.version == 2:
+            assert loaded.state == b"s2" and log[-1] == (2, b"r2")
+        else:
+            assert loaded.state == b"s1"
+        # the client is usable again
+        store.commit("g", expected_version=loaded.version, state=b"s3", log_record=b"r3")
+    finally:
+        client.close()
+        admin.close()
