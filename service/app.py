@@ -6,6 +6,7 @@ its own Redis connection pool.
 
 from __future__ import annotations
 
+import http
 import logging
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,9 @@ import swagger_ui_bundle
 from flask import Blueprint, Flask
 from flask_cors import CORS
 from flask_smorest import Api
+from flask_smorest.utils import prepare_response
 
-from service.api import problems, routes
+from service.api import problems, routes, schemas
 from service.config import ConfigError, Settings
 from service.referee import (
     Contention,
@@ -67,7 +69,7 @@ def create_app(settings: Settings | None = None) -> Flask:
 
     app.extensions["referee"] = Referee(store)
 
-    api = Api(app)
+    api = RefereeApi(app)
     api.spec.components.security_scheme(
         "seatToken", {"type": "http", "scheme": "bearer",
                       "description": "a seat token from POST /v1/games"})
@@ -86,6 +88,24 @@ def create_app(settings: Settings | None = None) -> Flask:
              expose_headers=["ETag", "Location", "Retry-After", "Idempotent-Replayed"],
              allow_headers=["Authorization", "Content-Type", "If-Match", "Idempotency-Key"])
     return app
+
+
+class RefereeApi(Api):  # type: ignore[misc]
+    """flask-smorest's Api documenting every error as problem+json (ProblemSchema)."""
+
+    ERROR_SCHEMA = schemas.ProblemSchema
+
+    def _register_responses(self) -> None:
+        for status in http.HTTPStatus:
+            response: dict[str, Any] = {"description": status.phrase}
+            if not 100 <= status < 200 and status not in (204, 304):
+                response["schema"] = self.ERROR_SCHEMA
+            prepare_response(response, self.spec, problems.PROBLEM_MIMETYPE)
+            self.spec.components.response(status.name, response, lazy=True)
+        default = {"description": "An error (RFC 9457 problem details)",
+                   "schema": self.ERROR_SCHEMA}
+        prepare_response(default, self.spec, problems.PROBLEM_MIMETYPE)
+        self.spec.components.response("DEFAULT_ERROR", default, lazy=True)
 
 
 def _register_referee_errors(app: Flask) -> None:

@@ -10,13 +10,24 @@ import itertools
 from random import Random
 from typing import Any
 
-from service.rules import GameState, MeldError, Piece, Violation, apply, check_meld, meld_shape
-from service.rules.engine import _context
+from service.rules import (
+    GameState,
+    Meld,
+    MeldError,
+    Piece,
+    Rules,
+    Violation,
+    apply,
+    check_meld,
+    meld_shape,
+)
+from service.rules.engine import shape_of
 from service.rules.moves import Discard, Draw, LayOff, MeldMove, Move
+from service.rules.search import best_combination, candidate_melds
 
 
 def find_meld(state: GameState, seat: int, rng: Random) -> tuple[Piece, ...] | None:
-    _, _, shape = _context(state)
+    shape = shape_of(state)
     hand = state.hands[seat]
     combos = [c for size in (3, 4) for c in itertools.combinations(hand, size)]
     rng.shuffle(combos)
@@ -30,6 +41,27 @@ def find_meld(state: GameState, seat: int, rng: Random) -> tuple[Piece, ...] | N
     return None
 
 
+def _candidates(state: GameState, hand: list[str]) -> list[Meld]:
+    found = candidate_melds(hand, shape_of(state))
+    if state.variant == "lebanese14":  # L14-JOKER-RUN: keep it simple, no joker in runs
+        found = [m for m in found if not (m.kind == "run" and "JK" in m.cards)]
+    return found
+
+
+def find_opening(state: GameState, seat: int, must_use: str | None = None,
+                 need: int = 1) -> MeldMove | None:
+    """An opening (R51-OPEN) the hand can lay down, if any."""
+    rules = Rules.of(state.rules)
+    hand = state.hands[seat]
+    found = best_combination(hand, _candidates(state, hand),
+                             need_points=max(rules.opening_points, need), must_use=must_use,
+                             need_clean_run=rules.opening_requires_clean_run,
+                             keep=1 if rules.must_discard_to_go_out else 0)
+    if not found:
+        return None
+    return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found))
+
+
 def choose_move(state: GameState, seat: int, rng: Random) -> Move:
     """A move for ``seat`` that the engine will most likely accept."""
     if state.phase == "draw":
@@ -37,7 +69,31 @@ def choose_move(state: GameState, seat: int, rng: Random) -> Move:
             return Draw("discard")
         return Draw("stock")
     hand = state.hands[seat]
-    if rng.random() < 0.8:
+    pending = state.taken if state.taken is not None and hand.count(
+        state.taken) > state.taken_before else None
+    need = 71 if state.variant == "lebanese14" and state.taken is not None else 1
+    if pending is not None or (need > state.turn_points and state.taken is not None):
+        if not state.melded[seat]:
+            opening = find_opening(state, seat, pending, need)
+            if opening is not None:
+                return opening
+        else:
+            for meld in state.melds:
+                if pending is None:
+                    break
+                move = LayOff(meld.id, (Piece(pending),))
+                if _legal(state, seat, move):
+                    return move
+            found = best_combination(hand, _candidates(state, hand),
+                                     need_points=max(need - state.turn_points, 1),
+                                     must_use=pending, keep=1)
+            if found:
+                return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found))
+    if state.rules.get("opening_points") and not state.melded[seat] and not state.discard_only:
+        opening = find_opening(state, seat)
+        if opening is not None:
+            return opening
+    elif rng.random() < 0.8:
         pieces = find_meld(state, seat, rng)
         if pieces is not None and (len(hand) > len(pieces) or rng.random() < 0.5):
             return MeldMove((pieces,))

@@ -71,7 +71,10 @@ def flatten_messages(messages: Any, prefix: str = "") -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     if isinstance(messages, dict):
         for key, value in messages.items():
-            name = f"{prefix}.{key}" if prefix else str(key)
+            if key == "_schema":  # marshmallow's key for the object as a whole
+                name = prefix or "body"
+            else:
+                name = f"{prefix}.{key}" if prefix else str(key)
             out.extend(flatten_messages(value, name))
     elif isinstance(messages, list) and all(isinstance(m, str) for m in messages):
         out.extend({"field": prefix or "body", "message": m} for m in messages)

@@ -40,15 +40,6 @@ ops = ApiBlueprint("ops", __name__, description="Liveness and readiness.")
 
 JSON = "application/json"
 SEAT_AUTH: list[dict[str, list[str]]] = [{"seatToken": []}]
-GAME_ID = {"in": "path", "name": "game_id", "required": True,
-           "schema": {"type": "string", "maxLength": 64}}
-IF_MATCH = {"in": "header", "name": "If-Match", "required": False,
-            "description": 'Apply only if the game is at this version ("<version>"); 412 if not',
-            "schema": {"type": "string"}}
-IDEMPOTENCY_KEY = {"in": "header", "name": "Idempotency-Key", "required": False,
-                   "description": "Retry-safe key, scoped to the game and seat: a repeated "
-                                  "request returns the first answer and applies nothing twice",
-                   "schema": {"type": "string", "minLength": 1, "maxLength": 200}}
 _KEY_RE = re.compile(r"^[\x21-\x7e]{1,200}$")
 
 
@@ -156,7 +147,6 @@ def _bad_field(field: str, message: str) -> Problem:
 
 @blp.route("/games/<game_id>")
 class Game(MethodView):
-    @blp.doc(parameters=[GAME_ID])
     @blp.response(200, schemas.PublicViewSchema,
                   headers={"ETag": {"schema": {"type": "string"},
                                     "description": 'the version, "<version>"'}})
@@ -168,7 +158,7 @@ class Game(MethodView):
 
 @blp.route("/games/<game_id>/me")
 class Me(MethodView):
-    @blp.doc(parameters=[GAME_ID], security=SEAT_AUTH)
+    @blp.doc(security=SEAT_AUTH)
     @blp.response(200, schemas.SeatViewSchema)
     @_problems(401, 403, 404)
     def get(self, game_id: str) -> Response:
@@ -178,12 +168,14 @@ class Me(MethodView):
 
 @blp.route("/games/<game_id>/moves")
 class Moves(MethodView):
-    @blp.doc(parameters=[GAME_ID, IF_MATCH, IDEMPOTENCY_KEY], security=SEAT_AUTH)
+    @blp.doc(security=SEAT_AUTH)
+    @blp.arguments(schemas.MoveHeadersSchema, location="headers", as_kwargs=True)
     @blp.arguments(schemas.MoveQuerySchema, location="query", as_kwargs=True)
     @blp.arguments(schemas.MoveSchema)
     @blp.response(200, schemas.MoveResultSchema)
     @_problems(400, 401, 403, 404, 412, 413, 422, 503)
-    def post(self, data: dict[str, Any], game_id: str, dry_run: bool) -> Response:
+    def post(self, data: dict[str, Any], game_id: str, dry_run: bool,
+             **headers: str) -> Response:
         """Propose a move; applied atomically if legal (``dry_run=true``: validate only)."""
         try:
             move = move_from_dict(data)

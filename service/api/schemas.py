@@ -7,6 +7,7 @@ dicts, so no schema sits on the hot path).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import marshmallow as ma
@@ -15,7 +16,7 @@ from marshmallow import fields, validate
 from service.rules import CardError, Code
 from service.rules.cards import canonical
 from service.rules.moves import MOVE_TYPES
-from service.rules.ruleset import KNOBS, VARIANTS, rules_errors
+from service.rules.ruleset import KNOBS, VARIANTS, Knob, rules_errors
 
 MAX_PLAYERS = 6
 MAX_DEALS = 50
@@ -89,9 +90,22 @@ class DealSchema(StrictSchema):
                           metadata={"description": "the discard pile, bottom card first"})
 
 
+def _all_knobs() -> list[Knob]:
+    """Every knob of every variant (a variant's narrower version merged into the wider)."""
+    merged: dict[str, Knob] = {}
+    for variant in VARIANTS.values():
+        for name in variant.defaults:
+            knob = variant.knob(name)
+            old = merged.get(name)
+            if old is not None and old.choices:
+                knob = replace(knob, choices=tuple(dict.fromkeys(old.choices + knob.choices)))
+            merged[name] = knob
+    return [merged[name] for name in KNOBS if name in merged]
+
+
 def _knobs_spec() -> dict[str, Any]:
     props: dict[str, Any] = {}
-    for knob in KNOBS.values():
+    for knob in _all_knobs():
         spec: dict[str, Any] = {"description": f"{knob.description} ({knob.rule})"}
         if knob.kind == "bool":
             spec["type"] = "boolean"
@@ -123,7 +137,7 @@ class GameCreateSchema(StrictSchema):
                           required=True, validate=validate.Length(min=2, max=MAX_PLAYERS),
                           metadata={"example": ["Ana", "Bo"]})
     rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
-    dealer = fields.Integer(load_default=None, allow_none=True,
+    dealer = fields.Integer(load_default=None, allow_none=True, strict=True,
                             validate=validate.Range(min=0, max=MAX_PLAYERS - 1),
                             metadata={"description": "first dealer's seat (random if absent)"})
     deals = fields.List(fields.Nested(DealSchema), load_default=list,
@@ -165,8 +179,11 @@ class SeatSummarySchema(ma.Schema):
     seat = fields.Integer(required=True)
     name = fields.String(required=True)
     hand_count = fields.Integer(required=True)
-    opened = fields.Boolean(required=True, metadata={"description": "has melded this hand"})
+    opened = fields.Boolean(required=True, metadata={
+        "description": "has melded (opened, R51-OPEN) this hand"})
     total = fields.Float(required=True)
+    out_of_match = fields.Boolean(required=True, metadata={
+        "description": "eliminated (R51-END eliminate_at)"})
 
 
 class TurnSchema(ma.Schema):
@@ -181,6 +198,10 @@ class HandResultSchema(ma.Schema):
     counts = fields.List(fields.Float(), required=True)
     scores = fields.List(fields.Float(), required=True)
     going_rummy = fields.Boolean(required=True)
+    all_at_once = fields.Boolean(metadata={"description": "R51-ALL-AT-ONCE"})
+    dry = fields.Boolean(metadata={"description": "dry rummy: nobody else had melded"})
+    jokers_used = fields.Integer(allow_none=True, metadata={
+        "description": "jokers the winner put down in an all-at-once finish (L14-DRY)"})
 
 
 class PublicViewSchema(ma.Schema):
@@ -191,6 +212,9 @@ class PublicViewSchema(ma.Schema):
     hand_number = fields.Integer(required=True)
     dealer = fields.Integer(required=True)
     turn = fields.Nested(TurnSchema, allow_none=True, required=True)
+    discard_only = fields.Boolean(required=True, metadata={
+        "description": "the player to move may only discard (R51-FIRST: the dealer's first "
+                       "action)"})
     version = fields.Integer(required=True)
     stock_count = fields.Integer(required=True)
     discard_top = fields.String(allow_none=True, required=True)
@@ -248,13 +272,20 @@ _REQUIRED_BY_TYPE = {
 }
 _ALLOWED_BY_TYPE = {
     "draw": {"source"},
-    "meld": {"melds"},
+    "meld": {"melds", "lay_offs"},
     "lay_off": {"meld_id", "cards", "end"},
     "swap_joker": {"meld_id", "card"},
     "take_from_meld": {"take", "melds"},
     "discard": {"card", "announce"},
     "cut_in": set(),
 }
+
+
+class LayOffSpecSchema(StrictSchema):
+    meld_id = fields.String(required=True, validate=validate.Length(min=1, max=20))
+    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC), required=True,
+                        validate=validate.Length(min=1, max=30))
+    end = fields.String(validate=validate.OneOf(["low", "high"]))
 
 
 class MoveSchema(StrictSchema):
@@ -276,6 +307,12 @@ class MoveSchema(StrictSchema):
     announce = fields.Boolean(metadata={"description": "discard: last-card call (R51-LAST)"})
     take = fields.List(fields.Nested(TakeSchema), validate=validate.Length(min=1, max=8),
                        metadata={"description": "take_from_meld: cards taken from melds"})
+    lay_offs = fields.List(fields.Nested(LayOffSpecSchema),
+                           validate=validate.Length(max=12),
+                           metadata={"description": "meld: lay-offs on melds already on the "
+                                                    "table, made after the new melds in the "
+                                                    "same action (they count toward an "
+                                                    "opening, R51-OPEN)"})
 
     @ma.validates_schema
     def _fields_for_type(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -290,6 +327,21 @@ class MoveSchema(StrictSchema):
             errors[name] = [f"not a field of a {kind} move"]
         if errors:
             raise ma.ValidationError(errors)
+
+
+class MoveHeadersSchema(ma.Schema):
+    """The optional headers of a move (documented; parsed in the view)."""
+
+    class Meta:
+        unknown = ma.EXCLUDE
+
+    if_match = fields.String(data_key="If-Match", metadata={
+        "description": 'apply only if the game is at this version ("<version>"); 412 if not'})
+    idempotency_key = fields.String(
+        data_key="Idempotency-Key", validate=validate.Regexp(r"^[\x21-\x7e]{1,200}$"),
+        metadata={"description": "retry-safe key, scoped to the game and seat: a repeated "
+                                 "request returns the first answer and applies nothing twice; "
+                                 "1-200 visible ASCII characters"})
 
 
 class MoveQuerySchema(ma.Schema):

@@ -23,19 +23,21 @@ class Draw:
 
 
 @dataclass(frozen=True)
-class MeldMove:
-    """Put one or more new melds on the table in one action."""
-
-    melds: tuple[tuple[Piece, ...], ...]
-
-
-@dataclass(frozen=True)
 class LayOff:
     """Add cards from hand to a meld on the table (C-LAYOFF)."""
 
     meld_id: str
     cards: tuple[Piece, ...]
     end: str | None = None  # "low" | "high"
+
+
+@dataclass(frozen=True)
+class MeldMove:
+    """Put one or more new melds on the table in one action, then optionally lay off on
+    melds already there (an opening counts those lay-offs: R51-OPEN)."""
+
+    melds: tuple[tuple[Piece, ...], ...]
+    lay_offs: tuple[LayOff, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -123,17 +125,29 @@ def _str(value: Any, field: str, choices: tuple[str, ...] | None = None) -> str:
     return value
 
 
+def _lay_off(data: Any, where: str) -> LayOff:
+    if not isinstance(data, Mapping):
+        raise MalformedMove(where, 'an object {"meld_id", "cards"} is required')
+    prefix = f"{where}." if where else ""
+    end = data.get("end")
+    return LayOff(_str(data.get("meld_id"), f"{prefix}meld_id"),
+                  _pieces(data.get("cards"), f"{prefix}cards"),
+                  None if end is None else _str(end, f"{prefix}end", ("low", "high")))
+
+
 def move_from_dict(data: Mapping[str, Any]) -> Move:
     """The move a wire dict describes; raise :class:`MalformedMove`."""
     kind = data.get("type")
     if kind == "draw":
         return Draw(_str(data.get("source"), "source", ("stock", "discard")))
     if kind == "meld":
-        return MeldMove(_melds(data.get("melds"), "melds"))
+        lay_offs = data.get("lay_offs", [])
+        if not isinstance(lay_offs, list):
+            raise MalformedMove("lay_offs", "a list of lay-offs is required")
+        return MeldMove(_melds(data.get("melds"), "melds"),
+                        tuple(_lay_off(lo, f"lay_offs.{i}") for i, lo in enumerate(lay_offs)))
     if kind == "lay_off":
-        end = data.get("end")
-        return LayOff(_str(data.get("meld_id"), "meld_id"), _pieces(data.get("cards"), "cards"),
-                      None if end is None else _str(end, "end", ("low", "high")))
+        return _lay_off(data, "")
     if kind == "swap_joker":
         return SwapJoker(_str(data.get("meld_id"), "meld_id"), _card(data.get("card"), "card"))
     if kind == "take_from_meld":
@@ -161,19 +175,25 @@ def _piece_out(p: Piece) -> str | dict[str, str]:
     return p.card if p.as_ is None else {"card": p.card, "as": p.as_}
 
 
+def _lay_off_out(move: LayOff) -> dict[str, Any]:
+    out: dict[str, Any] = {"meld_id": move.meld_id, "cards": [_piece_out(p) for p in move.cards]}
+    if move.end is not None:
+        out["end"] = move.end
+    return out
+
+
 def move_to_dict(move: Move) -> dict[str, Any]:
     """The wire form of ``move`` (canonical card codes)."""
     if isinstance(move, Draw):
         return {"type": "draw", "source": move.source}
     if isinstance(move, MeldMove):
-        return {"type": "meld",
-                "melds": [{"cards": [_piece_out(p) for p in m]} for m in move.melds]}
+        meld: dict[str, Any] = {
+            "type": "meld", "melds": [{"cards": [_piece_out(p) for p in m]} for m in move.melds]}
+        if move.lay_offs:
+            meld["lay_offs"] = [_lay_off_out(lo) for lo in move.lay_offs]
+        return meld
     if isinstance(move, LayOff):
-        out: dict[str, Any] = {"type": "lay_off", "meld_id": move.meld_id,
-                               "cards": [_piece_out(p) for p in move.cards]}
-        if move.end is not None:
-            out["end"] = move.end
-        return out
+        return {"type": "lay_off", **_lay_off_out(move)}
     if isinstance(move, SwapJoker):
         return {"type": "swap_joker", "meld_id": move.meld_id, "card": move.card}
     if isinstance(move, TakeFromMeld):

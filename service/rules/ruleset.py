@@ -9,7 +9,7 @@ those values the engine reads.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # ---------------------------------------------------------------------------------------
@@ -125,6 +125,26 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     Knob("match_end", "match_end", "BASIC-END",
          "When the match ends: after the hand in which someone reaches a target total, or "
          "after a number of deals.", ("target", "deals")),
+    Knob("opening_points", "int", "R51-OPEN",
+         "Points a player's first meld action must lay down.", minimum=0, maximum=500),
+    Knob("opening_requires_clean_run", "bool", "R51-OPEN",
+         "The opening must include a run of 3+ cards without a joker."),
+    Knob("opening_counts_lay_offs", "bool", "R51-OPEN",
+         "Lay-offs made in the opening action, after its melds, count toward the opening."),
+    Knob("max_wilds_per_meld", "int", "R51-WILDS",
+         "Most jokers in one meld, sets included (null = no limit).", minimum=1, maximum=8,
+         nullable=True),
+    Knob("joker_swap_from_set", "enum", "R51-SWAP",
+         "Which sets a joker may be swapped out of: four_only (4-card sets), never, any.",
+         ("four_only", "never", "any")),
+    Knob("allow_take_from_meld", "bool", "R51-TAKE",
+         "An opened player may take an end card of a run of 4+ or a card of a 4-card set to "
+         "meld it anew in the same turn."),
+    Knob("last_card_call", "enum", "R51-LAST",
+         "required: a discard leaving one card must carry announce: true, else 2 penalty "
+         "cards; auto: the referee announces.", ("required", "auto")),
+    Knob("joker_penalty", "int", "R51-SCORE",
+         "What a joker left in hand counts.", minimum=0, maximum=500),
 )}
 
 
@@ -149,13 +169,27 @@ class Variant:
     set_distinct_suits: bool
     run_same_suit: bool
     defaults: Mapping[str, Any]
+    deal_sizes: Mapping[int, int]
+    """Cards dealt to each player, by number of players (the -DEAL rule)."""
+    dealer_extra: int = 0
+    """Extra cards for the dealer (R51-DEAL: the dealer gets 14)."""
+    starter_extra: int = 0
+    """Extra cards for the starting player (WROTHAM-DEAL)."""
+    dealer_starts: bool = False
+    """The dealer plays first (R51-FIRST); else the player on the dealer's left."""
+    knob_overrides: Mapping[str, Knob] = field(default_factory=dict)
+
+    def starter(self, players: int, dealer: int) -> int:
+        return dealer if self.dealer_starts else (dealer + 1) % players
 
     def hand_size(self, players: int, seat: int, dealer: int) -> int:
-        """Cards dealt to ``seat`` (BASIC-DEAL)."""
-        del seat, dealer
-        if players == 2:
-            return 10
-        return 7 if players <= 4 else 6
+        """Cards dealt to ``seat`` (the variant's -DEAL rule)."""
+        size = self.deal_sizes[players]
+        if seat == dealer:
+            size += self.dealer_extra
+        if seat == self.starter(players, dealer):
+            size += self.starter_extra
+        return size
 
     def deck(self) -> list[str]:
         from service.rules.cards import standard_deck
@@ -165,14 +199,19 @@ class Variant:
     def is_wild(self, code: str) -> bool:
         return code == "JK" or (self.wild_twos and code[0] == "2")
 
+    def knob(self, name: str) -> Knob:
+        """The knob as this variant offers it (some variants narrow its values)."""
+        return self.knob_overrides.get(name) or KNOBS[name]
+
     def knob_list(self) -> list[dict[str, Any]]:
-        return [KNOBS[name].describe(default) for name, default in self.defaults.items()]
+        values = default_rules(self)
+        return [self.knob(name).describe(values[name]) for name in self.defaults]
 
 
 BASIC = Variant(
     id="basic", name="Basic rummy", rule_prefix="BASIC", decks=1, jokers=0, wild_twos=False,
     min_players=2, max_players=6, upcard=True, set_max=4, set_distinct_suits=True,
-    run_same_suit=True,
+    run_same_suit=True, deal_sizes={2: 10, 3: 7, 4: 7, 5: 6, 6: 6},
     defaults={
         "ace": "low",
         "melds_per_turn": "unlimited",
@@ -186,7 +225,49 @@ BASIC = Variant(
     },
 )
 
-VARIANTS: dict[str, Variant] = {v.id: v for v in (BASIC,)}
+_R51_DEFAULTS: dict[str, Any] = {
+    "ace": "high_or_low",
+    "opening_points": 51,
+    "opening_requires_clean_run": True,
+    "opening_counts_lay_offs": True,
+    "max_wilds_per_meld": 1,
+    "joker_swap_from_set": "four_only",
+    "allow_take_from_meld": False,
+    "last_card_call": "required",
+    "must_discard_to_go_out": True,
+    "joker_penalty": 20,
+    "stock_exhausted": "shuffle",
+    "max_stock_rebuilds": 3,
+    "match_end": {"target": 1000},
+}
+_R51_KNOBS = {
+    "ace": Knob("ace", "enum", "R51-RUN",
+                "Ace in runs: low (A-2-3 only) or high_or_low (also Q-K-A; never K-A-2).",
+                ("low", "high_or_low")),
+    "match_end": Knob("match_end", "match_end", "R51-END",
+                      "After the hand in which someone reaches a target total (lowest total "
+                      "wins), after a number of deals, or by elimination at a total.",
+                      ("target", "deals", "eliminate_at")),
+    "must_discard_to_go_out": Knob("must_discard_to_go_out", "bool", "R51-OUT",
+                                   "Going out only by discarding the last card."),
+    "stock_exhausted": KNOBS["stock_exhausted"],
+}
+
+RUMMY51 = Variant(
+    id="rummy51", name="Rami / Rummy 51", rule_prefix="R51", decks=2, jokers=4,
+    wild_twos=False, min_players=2, max_players=5, upcard=False, set_max=4,
+    set_distinct_suits=True, run_same_suit=True, deal_sizes=dict.fromkeys(range(2, 6), 13),
+    dealer_extra=1, dealer_starts=True, defaults=_R51_DEFAULTS, knob_overrides=_R51_KNOBS,
+)
+
+LEBANESE14 = Variant(
+    id="lebanese14", name='Lebanese "14"', rule_prefix="L14", decks=2, jokers=4,
+    wild_twos=False, min_players=2, max_players=5, upcard=False, set_max=4,
+    set_distinct_suits=True, run_same_suit=True, deal_sizes=dict.fromkeys(range(2, 6), 14),
+    dealer_extra=1, dealer_starts=True, defaults=_R51_DEFAULTS, knob_overrides=_R51_KNOBS,
+)
+
+VARIANTS: dict[str, Variant] = {v.id: v for v in (BASIC, RUMMY51, LEBANESE14)}
 
 
 def find_variant(variant_id: str) -> Variant:
@@ -220,7 +301,7 @@ def resolve_rules(variant: Variant, overrides: Mapping[str, Any] | None) -> dict
         raise problems[0]
     values = dict(variant.defaults)
     for name, value in (overrides or {}).items():
-        values[name] = KNOBS[name].check(value)
+        values[name] = variant.knob(name).check(value)
     _derived_defaults(variant, values)
     return values
 
@@ -235,7 +316,7 @@ def rules_errors(variant: Variant, overrides: Mapping[str, Any] | None) -> list[
             problems.append(RulesError(name, f"not a knob of variant {variant.id!r}"))
         else:
             try:
-                KNOBS[name].check(value)
+                variant.knob(name).check(value)
             except RulesError as exc:
                 problems.append(exc)
     return problems
@@ -254,6 +335,14 @@ class Rules:
     stock_exhausted: str = "shuffle"
     max_stock_rebuilds: int | None = 3
     match_end: Mapping[str, int] | None = None
+    opening_points: int = 0
+    opening_requires_clean_run: bool = False
+    opening_counts_lay_offs: bool = False
+    max_wilds_per_meld: int | None = None
+    joker_swap_from_set: str = "four_only"
+    allow_take_from_meld: bool = False
+    last_card_call: str = "auto"
+    joker_penalty: int = 0
 
     @staticmethod
     def of(values: Mapping[str, Any]) -> Rules:

@@ -1,12 +1,15 @@
-"""Card values and hand scoring (C-VALUE, BASIC-SCORE, BASIC-RUMMY, BASIC-BLOCK, BASIC-END)."""
+"""Card values and hand scoring shared by the variants (C-VALUE, BASIC-SCORE, BASIC-RUMMY,
+BASIC-BLOCK, BASIC-END). Variant-specific scoring lives with the variant's rules."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from service.rules.cards import JOKER, rank_of
-from service.rules.ruleset import Rules, Variant
+from service.rules.ruleset import Rules
 
 Number = int | float
 
@@ -18,30 +21,20 @@ def tidy(x: Number) -> Number:
     return x
 
 
-def card_count(variant: Variant, rules: Rules, card: str) -> int:
-    """What ``card`` counts left in a hand (BASIC-SCORE)."""
-    del variant
+def round_half_up(x: float) -> int:
+    """Halves round up (L14-DRY)."""
+    return math.floor(x + 0.5)
+
+
+def basic_count(rules: Rules, card: str) -> int:
+    """BASIC-SCORE: ace 1 (15 whenever ``ace`` is not low), 2–10 face value, J Q K 10; a
+    joker counts ``joker_penalty`` (WROTHAM-SCORE)."""
     if card == JOKER:
-        return 0
+        return rules.joker_penalty
     rank = rank_of(card)
     if rank == 1:
         return 1 if rules.ace == "low" else 15
     return min(rank, 10)
-
-
-def meld_value_function(variant: Variant, rules: Rules) -> Callable[[int, bool], int]:
-    """Points of a card identity on the table: (rank 1..13, ace high?) -> points.
-
-    Used to choose between readings of a meld (C-MELD) and as the meld's ``points``.
-    """
-    del variant
-    ace = 1 if rules.ace == "low" else 15
-
-    def value(rank: int, high: bool) -> int:
-        del high
-        return ace if rank == 1 else min(rank, 10)
-
-    return value
 
 
 @dataclass(frozen=True)
@@ -50,27 +43,29 @@ class HandScore:
     """What each seat's remaining cards count (0 for the seat that went out)."""
     scores: list[Number]
     """What each seat scores for the hand."""
-    going_rummy: bool
+    going_rummy: bool = False
+    flags: dict[str, Any] = field(default_factory=dict)
+    """Variant facts of the finish (``all_at_once``, ``dry``, ``jokers_used`` …)."""
 
 
-def score_hand(variant: Variant, rules: Rules, hands: Sequence[Sequence[str]],
-               went_out: int | None, *, all_at_once: bool = False) -> HandScore:
-    """Score the end of a hand.
+def score_basic(rules: Rules, counts_by_card: Sequence[Sequence[int]], went_out: int | None,
+                *, all_at_once: bool = False) -> HandScore:
+    """Score a basic-rummy hand from each seat's card counts.
 
     ``went_out`` is the seat that went out, or None when the hand ended with nobody out
     (BASIC-BLOCK). ``all_at_once``: the winner put the whole hand down in one turn
     (BASIC-RUMMY).
     """
-    counts: list[Number] = [sum(card_count(variant, rules, c) for c in h) for h in hands]
-    n = len(hands)
+    counts: list[Number] = [sum(c) for c in counts_by_card]
+    n = len(counts)
     if went_out is None:
         if rules.scoring == "penalty":
-            return HandScore(counts, list(counts), False)
+            return HandScore(counts, list(counts))
         low = min(counts)
         tied = [i for i, c in enumerate(counts) if c == low]
         pot = sum(c - low for c in counts)
         share = tidy(pot / len(tied))
-        return HandScore(counts, [share if i in tied else 0 for i in range(n)], False)
+        return HandScore(counts, [share if i in tied else 0 for i in range(n)])
     counts[went_out] = 0
     rummy = all_at_once and rules.going_rummy != "off"
     factor = 2 if rummy and rules.going_rummy == "double" else 1
@@ -84,13 +79,14 @@ def score_hand(variant: Variant, rules: Rules, hands: Sequence[Sequence[str]],
     return HandScore(counts, scores, rummy)
 
 
-def match_winners(variant: Variant, rules: Rules, totals: Sequence[Number],
-                  hands_played: int) -> list[int] | None:
+def basic_winners(rules: Rules, totals: Sequence[Number], hands_played: int,
+                  *, lowest_wins: bool | None = None) -> list[int] | None:
     """The winning seats once the match is over (BASIC-END), else None."""
-    del variant
     end = rules.match_end or {"target": 150}
     over = hands_played >= end["deals"] if "deals" in end else max(totals) >= end["target"]
     if not over:
         return None
-    best = min(totals) if rules.scoring == "penalty" else max(totals)
+    if lowest_wins is None:
+        lowest_wins = rules.scoring == "penalty"
+    best = min(totals) if lowest_wins else max(totals)
     return [i for i, t in enumerate(totals) if t == best]

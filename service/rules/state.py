@@ -11,6 +11,7 @@ Piles: ``stock[-1]`` is the top of the stock, ``discard[-1]`` the top of the dis
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -25,6 +26,13 @@ class TableMeld:
     cards: list[str]
     idents: list[str]
     start: int
+    points: int = 0
+    """Melding points (C-VALUE / R51-VALUE) of the cards as they stand."""
+
+    def public(self) -> dict[str, Any]:
+        """The meld as views show it."""
+        return {"meld_id": self.id, "owner": self.owner, "kind": self.kind,
+                "cards": list(self.cards), "wilds": self.wilds()}
 
     def wilds(self) -> list[dict[str, Any]]:
         return [{"index": i, "card": c, "as": ident}
@@ -58,15 +66,29 @@ class GameState:
     tabled: list[bool] = field(default_factory=list)
     """Per seat: put a card on the table in an earlier turn of this hand (BASIC-RUMMY)."""
     melded: list[bool] = field(default_factory=list)
-    """Per seat: made a new meld in this hand (BASIC-LAYOFF)."""
+    """Per seat: has melded (opened, R51-OPEN) in this hand."""
+    out_of_match: list[bool] = field(default_factory=list)
+    """Per seat: eliminated from the match (R51-END ``eliminate_at``)."""
+    var: dict[str, Any] = field(default_factory=dict)
+    """Variant-specific facts (contracts, cut-ins, …)."""
     taken: str | None = None
-    """The card taken from the discard pile this turn (C-DISCARD-BACK)."""
-    taken_had_copy: bool = False
-    """Whether the hand already held a copy of ``taken`` (two-deck games)."""
+    """The card taken from the discard pile this turn (C-DISCARD-BACK, R51-DRAW)."""
+    taken_before: int = 0
+    """How many copies of ``taken`` the hand held before taking it (two-deck games)."""
     turn_melds: int = 0
     """New melds made this turn (BASIC-MELDS-PER-TURN)."""
     turn_tabled: bool = False
     """A card was put on the table this turn."""
+    turn_laid_off: bool = False
+    """A card was laid off this turn."""
+    turn_points: int = 0
+    """Melding points put down this turn (L14-DRAW)."""
+    turn_jokers: int = 0
+    """Jokers put on the table this turn (L14-DRY)."""
+    joker_floor: int | None = None
+    """After a joker swap: the hand must get back to this many jokers (R51-SWAP)."""
+    discard_only: bool = False
+    """This turn's only action is a discard (R51-FIRST)."""
 
     @property
     def players_count(self) -> int:
@@ -91,14 +113,40 @@ class GameState:
             hand_number=self.hand_number, status=self.status, turn=self.turn, phase=self.phase,
             hands=[list(h) for h in self.hands], stock=list(self.stock),
             discard=list(self.discard),
-            melds=[TableMeld(m.id, m.owner, m.kind, list(m.cards), list(m.idents), m.start)
+            melds=[TableMeld(m.id, m.owner, m.kind, list(m.cards), list(m.idents), m.start,
+                             m.points)
                    for m in self.melds],
             meld_seq=self.meld_seq, totals=list(self.totals), history=list(self.history),
             winners=list(self.winners), arranged=self.arranged, deals=self.deals,
             rebuilds=self.rebuilds, tabled=list(self.tabled), melded=list(self.melded),
-            taken=self.taken, taken_had_copy=self.taken_had_copy,
+            out_of_match=list(self.out_of_match), var=copy.deepcopy(self.var),
+            taken=self.taken, taken_before=self.taken_before,
             turn_melds=self.turn_melds, turn_tabled=self.turn_tabled,
+            turn_laid_off=self.turn_laid_off, turn_points=self.turn_points,
+            turn_jokers=self.turn_jokers, joker_floor=self.joker_floor,
+            discard_only=self.discard_only,
         )
+
+    def reset_turn(self) -> None:
+        """Forget the facts of the turn that ended."""
+        self.taken = None
+        self.taken_before = 0
+        self.turn_melds = 0
+        self.turn_tabled = False
+        self.turn_laid_off = False
+        self.turn_points = 0
+        self.turn_jokers = 0
+        self.joker_floor = None
+        self.discard_only = False
+
+    def next_seat(self, seat: int) -> int:
+        """The next seat on the left still in the match (C-SEAT)."""
+        n = self.players_count
+        for step in range(1, n + 1):
+            nxt = (seat + step) % n
+            if not self.out_of_match or not self.out_of_match[nxt]:
+                return nxt
+        return seat
 
     def all_cards(self) -> list[str]:
         """Every card of the game wherever it is (C-DECK conservation checks)."""

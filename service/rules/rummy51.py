@@ -1,0 +1,458 @@
+"""Rami / Rummy 51 (RULES.md R51) and the Lebanese "14" (L14): what differs from basic.
+
+Two decks and four jokers; the dealer holds one card more and starts with a discard only
+(R51-FIRST); the first meld action is the opening (R51-OPEN); the discard may be taken
+only to be used at once (R51-DRAW); jokers can be swapped out (R51-SWAP); penalty scoring
+(R51-SCORE, L14-DRY).
+
+Where a rule makes the player commit to something later in the turn (use the taken
+discard, put a swapped joker back, reach 71 points in the Lebanese game), a move after which
+that could no longer be done is refused at once, so a turn can always end: the draw itself
+when the card could not be used, a meld or lay-off that would strand it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from random import Random
+
+from service.rules import scoring, search
+from service.rules.cards import JOKER, rank_of, remove
+from service.rules.errors import Code, Reason, Violation
+from service.rules.melds import Meld, MeldError, Piece, check_meld, extend_meld, meld_from_table
+from service.rules.moves import Discard, SwapJoker, TakeFromMeld
+from service.rules.ruleset import Rules
+from service.rules.state import GameState, TableMeld
+from service.rules.turn import Event, LaidOff, Turn, VariantRules
+
+SINGLE_CARD_DETAIL = "a player holding a single card may not take the discard"
+
+
+class Rummy51Rules(VariantRules):
+    """R51 rules (and, through :class:`Lebanese14Rules`, L14's)."""
+
+    discard_draw_points = 0
+    """Points that must go down in a turn in which the discard was taken (L14-DRAW)."""
+    all_at_once_may_lay_off = False
+    """An all-at-once finish may include lay-offs (L14-DRY)."""
+
+    # -- values ----------------------------------------------------------------------------
+
+    def ace_value(self, high: bool) -> int:
+        """R51-VALUE: the ace is 1 when low, 11 when high or in a set."""
+        return 11 if high else 1
+
+    def meld_value(self, rules: Rules) -> Callable[[int, bool], int]:
+        def value(rank: int, high: bool) -> int:
+            return self.ace_value(high) if rank == 1 else min(rank, 10)
+
+        return value
+
+    def card_count(self, rules: Rules, card: str) -> int:
+        """R51-SCORE: ace 11, joker ``joker_penalty``, J Q K 10, others face value."""
+        if card == JOKER:
+            return rules.joker_penalty
+        rank = rank_of(card)
+        return self.ace_value(True) if rank == 1 else min(rank, 10)
+
+    # -- the turn ------------------------------------------------------------------------
+
+    def first_turn(self, state: GameState) -> None:
+        """R51-FIRST: the dealer plays first, and only discards."""
+        state.turn = state.dealer
+        state.phase = "play"
+        state.discard_only = True
+
+    def check_draw(self, turn: Turn, source: str) -> None:
+        if source != "discard":
+            return
+        rule = self._draw_rule()
+        if len(turn.hand) == 1:
+            raise Violation(Code.DISCARD_DRAW_FORBIDDEN, "R51-DRAW", SINGLE_CARD_DETAIL)
+        card = turn.state.discard[-1]
+        hand = [*turn.hand, card]
+        if not self._can_use(turn, hand, card, need_points=self.discard_draw_points):
+            need = (f" with {self.discard_draw_points} points put down" if
+                    self.discard_draw_points else "")
+            raise Violation(Code.DISCARD_DRAW_FORBIDDEN, rule,
+                            f"{card} could not be put on the table this turn{need}: the "
+                            "discard may be taken only to be used at once")
+
+    def _draw_rule(self) -> str:
+        return "R51-DRAW"
+
+    def check_meld_action(self, turn: Turn, melds: Sequence[Meld],
+                          lay_offs: Sequence[LaidOff]) -> None:
+        self._check_wild_runs(turn, [(m, None) for m in melds])
+        if lay_offs:
+            self.check_lay_offs(turn, lay_offs, in_meld_action=True)
+        if turn.opened:
+            return
+        rules = turn.rules
+        points = sum(m.points for m in melds)
+        if rules.opening_counts_lay_offs:
+            points += sum(lo.added_points for lo in lay_offs)
+        reasons: list[Reason] = []
+        if points < rules.opening_points:
+            reasons.append(Reason(Code.OPENING_TOO_LOW, "R51-OPEN",
+                                  f"opening worth {points} points, {rules.opening_points} "
+                                  "needed"))
+        if rules.opening_requires_clean_run and not any(
+                m.kind == "run" and not m.wilds for m in melds):
+            reasons.append(Reason(Code.OPENING_NEEDS_CLEAN_RUN, "R51-OPEN",
+                                  "the opening needs a run of 3 or more cards without a joker"))
+        taken = turn.state.taken
+        if taken is not None and turn.taken_pending():
+            used = [c for m in melds for c in m.cards] + [
+                p.card for lo in lay_offs for p in lo.pieces]
+            if turn.hand.count(taken) - used.count(taken) > turn.state.taken_before:
+                reasons.append(Reason(Code.DISCARD_NOT_USED, "R51-DRAW",
+                                      f"having taken {taken} from the discard pile you must "
+                                      "open with it"))
+        if reasons:
+            raise Violation.of(reasons)
+
+    def check_lay_offs(self, turn: Turn, lay_offs: Sequence[LaidOff],
+                       in_meld_action: bool = False) -> None:
+        if not turn.opened and not in_meld_action:
+            raise Violation(Code.NOT_OPENED, "R51-OPEN",
+                            "lay-offs come only after your opening")
+        for lo in lay_offs:
+            jokers = [p for p in lo.pieces if p.card == JOKER]
+            if jokers and lo.target.kind == "run" and lo.target.owner != turn.seat:
+                raise Violation(Code.WILD_NOT_ALLOWED, "R51-JOKER-OPP",
+                                "a joker may not be laid off on an opponent's run")
+        self._check_wild_runs(turn, [(lo.extended, lo.target) for lo in lay_offs])
+
+    def _check_wild_runs(self, turn: Turn, melds: Sequence[tuple[Meld, TableMeld | None]]
+                         ) -> None:
+        """L14-JOKER-RUN (none in R51)."""
+
+    def check_discard(self, turn: Turn, move: Discard) -> None:
+        s = turn.state
+        if turn.taken_pending():
+            raise Violation(Code.DISCARD_NOT_USED, "R51-DRAW",
+                            f"{s.taken}, taken from the discard pile, must be put on the table "
+                            "before you discard")
+        if s.joker_floor is not None and turn.hand.count(JOKER) > s.joker_floor:
+            raise Violation(Code.JOKER_NOT_USED, "R51-SWAP",
+                            "the joker you swapped out must go back on the table before you "
+                            "discard")
+
+    def after_discard(self, turn: Turn, move: Discard) -> None:
+        """R51-LAST: announce the last card, or draw two penalty cards."""
+        if len(turn.hand) != 1:
+            return
+        if turn.rules.last_card_call == "auto" or move.announce:
+            turn.events.append({"type": "last_card", "seat": turn.seat,
+                                "announced_by": "player" if move.announce else "referee"})
+            return
+        drawn: list[str] = []
+        event: Event = {"type": "penalty", "seat": turn.seat, "rule": "R51-LAST", "count": 0,
+                        "reason": "a discard leaving one card must be announced",
+                        "private": {str(turn.seat): {"cards": drawn}}}
+        turn.events.append(event)
+        for _ in range(2):
+            if not turn.state.stock and not turn.rebuild_stock():
+                return  # the stock ran out for good: the hand ended
+            drawn.append(turn.state.stock.pop())
+            turn.hand.append(drawn[-1])
+            event["count"] = len(drawn)
+
+    def check_obligations(self, turn: Turn) -> None:
+        s = turn.state
+        if turn.taken_pending() and s.taken is not None and not self._can_use(
+                turn, turn.hand, s.taken, need_points=0):
+            raise Violation(Code.DISCARD_NOT_USED, "R51-DRAW",
+                            f"after this, {s.taken} (taken from the discard pile) could no "
+                            "longer be put on the table this turn")
+        if s.joker_floor is not None and turn.hand.count(JOKER) > s.joker_floor \
+                and not self._can_use(turn, turn.hand, JOKER, need_points=0):
+            raise Violation(Code.JOKER_NOT_USED, "R51-SWAP",
+                            "after this, the swapped joker could no longer go back on the "
+                            "table this turn")
+
+    # -- what can still be done this turn ------------------------------------------------
+
+    def _candidates(self, turn: Turn, hand: Sequence[str]) -> list[Meld]:
+        found = search.candidate_melds(hand, turn.shape)
+        return [m for m in found if self._wild_runs_ok(turn.state, m)]
+
+    def _wild_runs_ok(self, state: GameState, meld: Meld) -> bool:
+        return True
+
+    def _layable(self, turn: Turn, card: str) -> bool:
+        for target in turn.state.melds:
+            if card == JOKER and target.kind == "run" and target.owner != turn.seat:
+                continue
+            current = meld_from_table(target.kind, target.cards, target.idents, target.start,
+                                      turn.shape)
+            try:
+                extended = extend_meld(current, (Piece(card),), turn.shape)
+            except MeldError:
+                continue
+            if self._wild_runs_ok(turn.state, extended):
+                return True
+        return False
+
+    def _can_use(self, turn: Turn, hand: Sequence[str], card: str, need_points: int) -> bool:
+        """Could ``card`` (in ``hand``) still go on the table this turn, with
+        ``need_points`` melding points put down in the turn overall? Constructive."""
+        rules = turn.rules
+        keep = 1 if rules.must_discard_to_go_out else 0
+        need = max(0, need_points - turn.state.turn_points)
+        candidates = self._candidates(turn, hand)
+        if not turn.opened:
+            found = search.best_combination(
+                hand, candidates, need_points=max(rules.opening_points, need), must_use=card,
+                need_clean_run=rules.opening_requires_clean_run, keep=keep)
+            return found is not None
+        if need <= 0:
+            if len(hand) - 1 >= keep and self._layable(turn, card):
+                return True
+            return any(card in m.cards and len(hand) - len(m.cards) >= keep
+                       for m in candidates)
+        found = search.best_combination(hand, candidates, need_points=need, must_use=card,
+                                        keep=keep)
+        return found is not None
+
+    # -- joker swap and taking from melds --------------------------------------------------
+
+    def swap_joker(self, turn: Turn, move: SwapJoker) -> None:
+        s = turn.state
+        if not turn.opened:
+            raise Violation(Code.NOT_OPENED, "R51-SWAP", "only a player who has opened may "
+                                                         "swap a joker")
+        turn.holds([move.card])
+        target = s.meld(move.meld_id)
+        if target is None:
+            raise Violation(Code.UNKNOWN_MELD, "R51-SWAP", f"no meld {move.meld_id!r} on the "
+                                                           "table")
+        index = self._swap_index(turn, target, move.card)
+        jokers_before = turn.hand.count(JOKER)
+        target.cards[index] = move.card
+        target.idents[index] = move.card
+        target.points = meld_from_table(target.kind, target.cards, target.idents,
+                                        target.start, turn.shape).points
+        s.hands[turn.seat] = remove(turn.hand, [move.card])
+        turn.hand.append(JOKER)
+        if s.joker_floor is None:
+            s.joker_floor = jokers_before
+        s.turn_tabled = True
+        turn.events.append({"type": "swap_joker", "seat": turn.seat, "meld_id": target.id,
+                            "card": move.card, "meld": target.public()})
+        self.check_obligations(turn)
+
+    def _swap_index(self, turn: Turn, target: TableMeld, card: str) -> int:
+        knob = turn.rules.joker_swap_from_set
+        jokers = [i for i, c in enumerate(target.cards) if c == JOKER]
+        if not jokers:
+            raise Violation(Code.SWAP_NOT_ALLOWED, "R51-SWAP", f"{target.id} holds no joker")
+        if target.kind == "set":
+            if knob == "never":
+                raise Violation(Code.SWAP_NOT_ALLOWED, "R51-SWAP",
+                                "jokers may not be swapped out of sets (joker_swap_from_set)")
+            if knob == "four_only" and len(target.cards) < 4:
+                raise Violation(Code.SWAP_NOT_ALLOWED, "R51-SWAP",
+                                "a joker in a 3-card set cannot be swapped: its suit is open")
+        for i in jokers:
+            ident = target.idents[i]
+            if ident == card:
+                return i
+            if ident.endswith("*") and ident[0] == card[0] and target.kind == "set" and \
+                    card[1] not in {c[1] for c in target.cards if c != JOKER}:
+                return i
+        stands = ", ".join(target.idents[i] for i in jokers)
+        raise Violation(Code.SWAP_NOT_ALLOWED, "R51-SWAP",
+                        f"the joker in {target.id} stands for {stands}, not {card}")
+
+    def take_from_meld(self, turn: Turn, move: TakeFromMeld) -> None:
+        s = turn.state
+        if not turn.rules.allow_take_from_meld:
+            raise Violation(Code.INVALID_MELD, "R51-TAKE",
+                            "taking cards from melds is not allowed (allow_take_from_meld)")
+        if not turn.opened:
+            raise Violation(Code.NOT_OPENED, "R51-TAKE", "only a player who has opened may "
+                                                         "take cards from melds")
+        taken: list[str] = []
+        for take in move.take:
+            target = s.meld(take.meld_id)
+            if target is None:
+                raise Violation(Code.UNKNOWN_MELD, "R51-TAKE", f"no meld {take.meld_id!r} on "
+                                                               "the table")
+            self._take_one(turn, target, take.card)
+            taken.append(take.card)
+        pieces = [p.card for m in move.melds for p in m]
+        for card in taken:
+            if card not in pieces:
+                raise Violation(Code.INVALID_MELD, "R51-TAKE",
+                                f"{card}, taken from a meld, must be used in a new meld")
+        from_hand = remove(pieces, taken)
+        turn.holds(from_hand)
+        readings = turn.readings(move.melds)
+        self._check_wild_runs(turn, [(m, None) for m in readings])
+        turn.check_leaves(from_hand)
+        turn.hand.extend(taken)
+        turn.place_melds(readings)
+        turn.events.append({"type": "take_from_meld", "seat": turn.seat,
+                            "take": [{"meld_id": t.meld_id, "card": t.card} for t in move.take]})
+        self.check_obligations(turn)
+        turn.out_if_empty()
+
+    def _take_one(self, turn: Turn, target: TableMeld, card: str) -> None:
+        if card == JOKER:
+            raise Violation(Code.SWAP_NOT_ALLOWED, "R51-TAKE",
+                            "a joker is taken only by swapping it (R51-SWAP)")
+        if card not in target.cards:
+            raise Violation(Code.INVALID_MELD, "R51-TAKE", f"{card} is not in {target.id}")
+        if target.kind == "run":
+            if len(target.cards) < 4 or card not in (target.cards[0], target.cards[-1]):
+                raise Violation(Code.INVALID_MELD, "R51-TAKE",
+                                "only an end card of a run of 4 or more may be taken")
+            at_start = target.cards[0] == card
+            index = 0 if at_start else len(target.cards) - 1
+            del target.cards[index]
+            del target.idents[index]
+            if at_start:
+                target.start += 1
+        else:
+            if len(target.cards) != 4:
+                raise Violation(Code.INVALID_MELD, "R51-TAKE",
+                                "a card may be taken only from a 4-card set")
+            index = target.cards.index(card)
+            del target.cards[index]
+            del target.idents[index]
+            try:
+                reread = check_meld([Piece(c) for c in target.cards], turn.shape)
+            except MeldError:
+                raise Violation(Code.INVALID_MELD, "R51-TAKE",
+                                f"{target.id} would no longer be a valid meld") from None
+            target.cards, target.idents = list(reread.cards), list(reread.idents)
+        target.points = meld_from_table(target.kind, target.cards, target.idents, target.start,
+                                        turn.shape).points
+
+    # -- the end of a hand and of the match ----------------------------------------------
+
+    def score_hand(self, turn: Turn, went_out: int | None) -> scoring.HandScore:
+        s, rules = turn.state, turn.rules
+        n = s.players_count
+        counts: list[scoring.Number] = [
+            0 if s.out_of_match[i] else
+            (100 if not s.melded[i] else sum(self.card_count(rules, c) for c in s.hands[i]))
+            for i in range(n)]
+        if went_out is None:
+            return scoring.HandScore(counts, list(counts), flags={"all_at_once": False})
+        counts[went_out] = 0
+        all_at_once = not s.tabled[went_out] and (self.all_at_once_may_lay_off
+                                                   or not s.turn_laid_off)
+        dry = all_at_once and not any(s.melded[i] for i in range(n) if i != went_out)
+        scores = self.penalties(s, counts, went_out, all_at_once)
+        flags: dict[str, object] = {"all_at_once": all_at_once, "dry": dry}
+        flags.update(self.extra_flags(s, all_at_once))
+        return scoring.HandScore(counts, scores, flags=flags)
+
+    def penalties(self, s: GameState, counts: list[scoring.Number], went_out: int,
+                  all_at_once: bool) -> list[scoring.Number]:
+        """R51-SCORE: ×2 all at once, ×4 when the final discard was a joker."""
+        factor = 1
+        if all_at_once:
+            factor = 4 if s.var.get("final_discard") == JOKER else 2
+        return [0 if i == went_out else c * factor for i, c in enumerate(counts)]
+
+    def extra_flags(self, s: GameState, all_at_once: bool) -> dict[str, object]:
+        return {}
+
+    def match_winners(self, state: GameState, rules: Rules) -> list[int] | None:
+        """R51-END: lowest total wins; or elimination at a total."""
+        end = rules.match_end or {"target": 1000}
+        if "eliminate_at" in end:
+            limit = end["eliminate_at"]
+            for seat, total in enumerate(state.totals):
+                if total >= limit:
+                    state.out_of_match[seat] = True
+            left = [i for i, out in enumerate(state.out_of_match) if not out]
+            if len(left) > 1:
+                return None
+            if left:
+                return left
+            low = min(state.totals)
+            return [i for i, t in enumerate(state.totals) if t == low]
+        return scoring.basic_winners(rules, state.totals, len(state.history), lowest_wins=True)
+
+    def cut_in(self, state: GameState, seat: int, rng: Random) -> list[Event]:
+        return super().cut_in(state, seat, rng)
+
+
+class Lebanese14Rules(Rummy51Rules):
+    """L14: ace 10 everywhere, 14 cards, burned-joker runs, 71 to take the discard."""
+
+    discard_draw_points = 71
+    all_at_once_may_lay_off = True
+
+    def ace_value(self, high: bool) -> int:
+        """L14-ACE: an ace is worth 10 everywhere."""
+        return 10
+
+    def _draw_rule(self) -> str:
+        return "L14-DRAW"
+
+    def check_discard(self, turn: Turn, move: Discard) -> None:
+        super().check_discard(turn, move)
+        s = turn.state
+        if s.taken is not None and s.turn_points < self.discard_draw_points:
+            raise Violation(Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
+                            f"having taken the discard you must put down "
+                            f"{self.discard_draw_points} points this turn; "
+                            f"{s.turn_points} so far")
+
+    def check_obligations(self, turn: Turn) -> None:
+        super().check_obligations(turn)
+        s = turn.state
+        if s.taken is not None and s.turn_points < self.discard_draw_points:
+            need = self.discard_draw_points - s.turn_points
+            found = search.best_combination(
+                turn.hand, self._candidates(turn, turn.hand), need_points=need,
+                keep=1 if turn.rules.must_discard_to_go_out else 0)
+            if found is None:
+                raise Violation(Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
+                                f"after this, {self.discard_draw_points} points could no "
+                                "longer be put down this turn")
+
+    def _wild_runs_ok(self, state: GameState, meld: Meld) -> bool:
+        if meld.kind != "run":
+            return True
+        return all(self._burned(state, ident) for i, ident in meld.wilds
+                   if meld.cards[i] == JOKER)
+
+    @staticmethod
+    def _burned(state: GameState, ident: str) -> bool:
+        """Both copies of ``ident`` are already in melds on the table (L14-JOKER-RUN)."""
+        return sum(m.cards.count(ident) for m in state.melds) >= 2
+
+    def _check_wild_runs(self, turn: Turn, melds: Sequence[tuple[Meld, TableMeld | None]]
+                         ) -> None:
+        for meld, target in melds:
+            if meld.kind != "run":
+                continue
+            old = set() if target is None else {
+                ident for c, ident in zip(target.cards, target.idents, strict=True)
+                if c == JOKER}
+            for i, ident in meld.wilds:
+                if meld.cards[i] != JOKER or ident in old or self._burned(turn.state, ident):
+                    continue
+                raise Violation(Code.WILD_NOT_ALLOWED, "L14-JOKER-RUN",
+                                f"a joker may stand for {ident} in a run only once both "
+                                f"{ident}s are in melds on the table")
+
+    def penalties(self, s: GameState, counts: list[scoring.Number], went_out: int,
+                  all_at_once: bool) -> list[scoring.Number]:
+        """L14-DRY: ×2 with no joker used, ×1.5 with one, ×1 with two or more."""
+        if not all_at_once:
+            return [0 if i == went_out else c for i, c in enumerate(counts)]
+        jokers = s.turn_jokers
+        factor = 2.0 if jokers == 0 else 1.5 if jokers == 1 else 1.0
+        return [0 if i == went_out else scoring.round_half_up(float(c) * factor)
+                for i, c in enumerate(counts)]
+
+    def extra_flags(self, s: GameState, all_at_once: bool) -> dict[str, object]:
+        return {"jokers_used": s.turn_jokers if all_at_once else None}

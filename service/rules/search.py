@@ -1,0 +1,157 @@
+"""Finding melds in a hand: every distinct valid meld, and combinations of them.
+
+Used where the rules make a player commit to something later in the turn (use the card
+taken from the discard pile, reach the opening points, put a swapped joker back): the
+engine refuses a move after which the commitment could no longer be met, so a turn can
+always end. Also the base of legal-move enumeration.
+
+The search is *constructive*: when it answers "possible" it has found the melds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections import Counter
+from collections.abc import Iterator, Sequence
+
+from service.rules.cards import JOKER, RANKS
+from service.rules.melds import Meld, MeldError, MeldShape, Piece, check_meld
+
+
+def _wild_cards(hand: Sequence[str], shape: MeldShape) -> list[str]:
+    return [c for c in hand if shape.is_wild(c)]
+
+
+def candidate_melds(hand: Sequence[str], shape: MeldShape) -> list[Meld]:
+    """Every distinct valid new meld the cards of ``hand`` can form (by card multiset).
+
+    Runs use a natural wherever the hand has one and wilds only in the gaps (or to extend
+    past the naturals), within the shape's wild limit; sets take any subset of the
+    naturals of one rank plus wilds.
+    """
+    found: dict[tuple[str, ...], Meld] = {}
+    for combo in _set_combos(hand, shape):
+        _add(found, combo, shape)
+    for combo in _run_combos(hand, shape):
+        _add(found, combo, shape)
+    return list(found.values())
+
+
+def _add(found: dict[tuple[str, ...], Meld], combo: Sequence[str], shape: MeldShape) -> None:
+    key = tuple(sorted(combo))
+    if key in found:
+        return
+    with contextlib.suppress(MeldError):
+        found[key] = check_meld([Piece(c) for c in combo], shape)
+
+
+def _wild_budget(hand: Sequence[str], shape: MeldShape) -> list[str]:
+    wilds = sorted(_wild_cards(hand, shape), key=lambda c: c != JOKER)
+    limit = len(wilds) if shape.max_wilds is None else min(len(wilds), shape.max_wilds)
+    return wilds[:limit]
+
+
+def _set_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
+    wilds = _wild_budget(hand, shape)
+    naturals = [c for c in hand if not shape.is_wild(c)]
+    by_rank: dict[str, list[str]] = {}
+    for c in naturals:
+        by_rank.setdefault(c[0], []).append(c)
+    if shape.flexible_twos:
+        by_rank.setdefault("2", []).extend(c for c in hand if c[0] == "2")
+    top = shape.set_max or len(hand)
+    for cards in by_rank.values():
+        pool = sorted(set(cards)) if shape.set_distinct_suits else sorted(cards)
+        for size in range(1, min(len(pool), top) + 1):
+            for nat in set(itertools.combinations(pool, size)):
+                for w in range(0, min(len(wilds), top - size) + 1):
+                    if size + w >= 3:
+                        yield [*nat, *wilds[:w]]
+
+
+def _run_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
+    wilds = _wild_budget(hand, shape)
+    naturals = [c for c in hand if not shape.is_wild(c)]
+    if shape.flexible_twos:
+        naturals += [c for c in hand if c[0] == "2" and c != JOKER]
+    groups: list[list[str]]
+    if shape.run_same_suit:
+        groups = [[c for c in naturals if c[1] == s] for s in "SHDC"]
+    else:
+        groups = [naturals]
+    top = 14 if shape.ace == "high_or_low" else 13
+    starts = range(1, 14) if shape.ace == "around" else range(1, top - 1)
+    for group in groups:
+        if not group:
+            continue
+        have = Counter(c[0] for c in group)
+        card_of = {c[0]: c for c in group}
+        for start in starts:
+            used: Counter[str] = Counter()
+            cards: list[str] = []
+            gaps = 0
+            stop = start + 13 if shape.ace == "around" else top + 1
+            for length, pos in enumerate(range(start, stop), start=1):
+                rank = RANKS[(pos - 1) % 13]
+                if used[rank] < have[rank]:
+                    used[rank] += 1
+                    cards.append(card_of[rank])
+                else:
+                    gaps += 1
+                    if gaps > len(wilds):
+                        break
+                if length >= 3 and cards:
+                    combo = [*cards, *wilds[:gaps]]
+                    if Counter(combo) <= Counter(hand):
+                        yield combo
+
+
+def best_combination(hand: Sequence[str], melds: Sequence[Meld], *, need_points: int = 0,
+                     must_use: str | None = None, need_clean_run: bool = False,
+                     keep: int = 0, limit: int = 20_000) -> list[Meld] | None:
+    """Disjoint ``melds`` drawn from ``hand`` meeting every condition, or None.
+
+    ``need_points``: their points add up to at least this; ``must_use``: one of them holds
+    this card; ``need_clean_run``: one is a run without wilds; ``keep``: at least this many
+    cards stay in hand. Depth-first over melds, richest first, giving up after ``limit``
+    steps (it then answers None: the search only ever claims what it has found).
+    """
+    ordered = sorted(melds, key=lambda m: -m.points)
+    have = Counter(hand)
+    steps = 0
+
+    def clean(m: Meld) -> bool:
+        return m.kind == "run" and not m.wilds
+
+    def ok(chosen: list[Meld], points: int) -> bool:
+        if points < need_points:
+            return False
+        if must_use is not None and not any(must_use in m.cards for m in chosen):
+            return False
+        return not need_clean_run or any(clean(m) for m in chosen)
+
+    def dfs(i: int, left: Counter[str], chosen: list[Meld], points: int) -> list[Meld] | None:
+        nonlocal steps
+        steps += 1
+        if chosen and ok(chosen, points):
+            return list(chosen)
+        if steps > limit:
+            return None
+        for j in range(i, len(ordered)):
+            m = ordered[j]
+            need = Counter(m.cards)
+            if not need <= left or left.total() - len(m.cards) < keep:
+                continue
+            chosen.append(m)
+            found = dfs(j + 1, left - need, chosen, points + m.points)
+            chosen.pop()
+            if found is not None:
+                return found
+            if steps > limit:
+                return None
+        return None
+
+    if need_points <= 0 and must_use is None and not need_clean_run:
+        return []
+    return dfs(0, have, [], 0)

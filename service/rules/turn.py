@@ -1,0 +1,421 @@
+"""One move being applied: the generic steps of a turn, and the hooks variants override.
+
+:class:`Turn` carries out a move on a *copy* of the state (the caller's state is never
+touched), asking the variant's :class:`VariantRules` at each step. The defaults of
+:class:`VariantRules` are basic rummy's (RULES.md C and BASIC); other variants subclass it
+and override only what differs — never a copy of the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+from service.rules import scoring
+from service.rules.cards import JOKER, contains, remove
+from service.rules.errors import Code, Reason, Violation
+from service.rules.melds import (
+    Meld,
+    MeldError,
+    MeldShape,
+    Piece,
+    check_meld,
+    extend_meld,
+    meld_from_table,
+)
+from service.rules.moves import (
+    Discard,
+    Draw,
+    LayOff,
+    MeldMove,
+    SwapJoker,
+    TakeFromMeld,
+)
+from service.rules.ruleset import Rules, Variant
+from service.rules.state import GameState, TableMeld
+
+Event = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LaidOff:
+    """A lay-off being checked: the table meld, the cards and the meld they would make."""
+
+    target: TableMeld
+    pieces: tuple[Piece, ...]
+    extended: Meld
+
+    @property
+    def added_points(self) -> int:
+        """Melding points the lay-off adds (R51-OPEN counts them)."""
+        return self.extended.points - self.target.points
+
+
+class VariantRules:
+    """What a variant decides at each step of a turn. The defaults are basic rummy's."""
+
+    def __init__(self, variant: Variant) -> None:
+        self.variant = variant
+
+    # -- shape and values ----------------------------------------------------------------
+
+    def meld_shape(self, rules: Rules) -> MeldShape:
+        return MeldShape(
+            is_wild=self.variant.is_wild,
+            ace=rules.ace,
+            set_max=self.variant.set_max,
+            set_distinct_suits=self.variant.set_distinct_suits,
+            run_same_suit=self.variant.run_same_suit,
+            max_wilds=rules.max_wilds_per_meld,
+            flexible_twos=self.variant.wild_twos,
+            meld_value=self.meld_value(rules),
+            set_rule=f"{self.variant.rule_prefix}-SET",
+            run_rule=f"{self.variant.rule_prefix}-RUN" if self.variant.id != "basic"
+            else "C-RUN",
+            wild_rule=f"{self.variant.rule_prefix}-WILDS",
+        )
+
+    def meld_value(self, rules: Rules) -> Callable[[int, bool], int]:
+        """Points of a card identity on the table (C-VALUE): (rank, ace high?) -> points."""
+        ace = 1 if rules.ace == "low" else 15
+
+        def value(rank: int, high: bool) -> int:
+            del high
+            return ace if rank == 1 else min(rank, 10)
+
+        return value
+
+    def card_count(self, rules: Rules, card: str) -> int:
+        """What ``card`` counts left in a hand (BASIC-SCORE)."""
+        return scoring.basic_count(rules, card)
+
+    # -- the turn ------------------------------------------------------------------------
+
+    def first_turn(self, state: GameState) -> None:
+        """Set who plays first in a new hand and how (C-DEAL)."""
+        state.turn = self.variant.starter(state.players_count, state.dealer)
+        state.phase = "draw"
+
+    def check_draw(self, turn: Turn, source: str) -> None:
+        """Refuse a draw the variant forbids (the generic checks are done)."""
+
+    def check_meld_action(self, turn: Turn, melds: Sequence[Meld],
+                          lay_offs: Sequence[LaidOff]) -> None:
+        """Refuse a meld action (new melds, then lay-offs) the variant forbids."""
+        rules = turn.rules
+        limit = rules.melds_limit
+        if limit is not None and turn.state.turn_melds + len(melds) > limit:
+            raise Violation(Code.MELD_LIMIT, "BASIC-MELDS-PER-TURN",
+                            f"at most {limit} new meld(s) per turn")
+        if lay_offs:
+            self.check_lay_offs(turn, lay_offs, in_meld_action=True)
+
+    def check_lay_offs(self, turn: Turn, lay_offs: Sequence[LaidOff],
+                       in_meld_action: bool = False) -> None:
+        """Refuse lay-offs the variant forbids."""
+        if turn.rules.lay_off_requires_own_meld and not turn.state.melded[turn.seat] \
+                and not in_meld_action:
+            raise Violation(Code.INVALID_LAY_OFF, "BASIC-LAYOFF",
+                            "you may lay off only after making a meld of your own this hand")
+
+    def check_discard(self, turn: Turn, move: Discard) -> None:
+        """Refuse a discard the variant forbids (the generic checks are done)."""
+
+    def after_discard(self, turn: Turn, move: Discard) -> None:
+        """What follows a discard that did not end the hand (R51-LAST penalty cards)."""
+
+    def check_obligations(self, turn: Turn) -> None:
+        """After a table move: refuse it if the turn could no longer end legally."""
+
+    def swap_joker(self, turn: Turn, move: SwapJoker) -> None:
+        raise Violation(Code.SWAP_NOT_ALLOWED, "C-TURN",
+                        f"{self.variant.name} has no joker swaps")
+
+    def take_from_meld(self, turn: Turn, move: TakeFromMeld) -> None:
+        raise Violation(Code.INVALID_MELD, "C-TURN",
+                        f"{self.variant.name} does not allow taking cards from melds")
+
+    def cut_in(self, state: GameState, seat: int, rng: Random) -> list[Event]:
+        raise Violation(Code.CUT_IN_NOT_ALLOWED, "DUMMY-CUTIN",
+                        f"{self.variant.name} has no cut-ins")
+
+    # -- the end of a hand and of the match ----------------------------------------------
+
+    def score_hand(self, turn: Turn, went_out: int | None) -> scoring.HandScore:
+        state = turn.state
+        return scoring.score_basic(
+            turn.rules, [[self.card_count(turn.rules, c) for c in h] for h in state.hands],
+            went_out, all_at_once=went_out is not None and not state.tabled[went_out])
+
+    def match_winners(self, state: GameState, rules: Rules) -> list[int] | None:
+        return scoring.basic_winners(rules, state.totals, len(state.history))
+
+
+@dataclass
+class Turn:
+    """A move being applied to ``state`` (a private copy) by ``seat``."""
+
+    state: GameState
+    seat: int
+    variant: Variant
+    rules: Rules
+    vr: VariantRules
+    rng: Random
+    events: list[Event] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.shape = self.vr.meld_shape(self.rules)
+
+    @property
+    def hand(self) -> list[str]:
+        return self.state.hands[self.seat]
+
+    @property
+    def opened(self) -> bool:
+        return self.state.melded[self.seat]
+
+    # -- checks shared by variants -------------------------------------------------------
+
+    def phase(self, wanted: str, what: str) -> None:
+        s = self.state
+        if s.phase != wanted:
+            now = "draw first" if s.phase == "draw" else "you have already drawn"
+            raise Violation(Code.WRONG_PHASE, "C-TURN", f"cannot {what} now: {now}")
+        if s.discard_only and what != "discard":
+            raise Violation(Code.WRONG_PHASE, f"{self.variant.rule_prefix}-FIRST",
+                            f"cannot {what} now: the dealer's first action is a discard only")
+
+    def holds(self, cards: Sequence[str]) -> None:
+        missing = contains(self.hand, cards)
+        if missing:
+            raise Violation(Code.CARD_NOT_IN_HAND, "C-TURN",
+                            f"not in your hand: {', '.join(missing)}")
+
+    def check_leaves(self, used: Sequence[str]) -> None:
+        """A meld or lay-off must leave a hand that can still end the turn."""
+        left = remove(self.hand, used)
+        if not left and self.rules.must_discard_to_go_out:
+            raise Violation(Code.MUST_DISCARD_TO_GO_OUT, f"{self.variant.rule_prefix}-OUT",
+                            "this would leave no card to discard; keep one to go out")
+        taken = self.state.taken
+        if taken is not None and left == [taken] and self.state.taken_before == 0:
+            raise Violation(Code.DISCARD_TAKEN_CARD, "C-DISCARD-BACK",
+                            f"this would leave only {taken}, taken from the discard pile this "
+                            "turn, which may not be discarded: put it on the table too or "
+                            "keep another card")
+
+    def taken_pending(self) -> bool:
+        """The card taken from the discard pile is still in hand (R51-DRAW)."""
+        s = self.state
+        return s.taken is not None and self.hand.count(s.taken) > s.taken_before
+
+    def readings(self, melds: Sequence[Sequence[Piece]]) -> list[Meld]:
+        readings: list[Meld] = []
+        reasons: list[Reason] = []
+        for i, pieces in enumerate(melds):
+            try:
+                readings.append(check_meld(pieces, self.shape))
+            except MeldError as exc:
+                prefix = (f"meld {i + 1} ({' '.join(p.card for p in pieces)}): "
+                          if len(melds) > 1 else "")
+                reasons.extend(Reason(r.code, r.rule, prefix + r.detail) for r in exc.reasons)
+        if reasons:
+            raise Violation.of(reasons)
+        return readings
+
+    def laid_off(self, move: LayOff) -> LaidOff:
+        target = self.state.meld(move.meld_id)
+        if target is None:
+            raise Violation(Code.UNKNOWN_MELD, "C-LAYOFF", f"no meld {move.meld_id!r} on the "
+                            f"table ({', '.join(m.id for m in self.state.melds) or 'none yet'})")
+        current = meld_from_table(target.kind, target.cards, target.idents, target.start,
+                                  self.shape)
+        try:
+            extended = extend_meld(current, move.cards, self.shape, move.end)
+        except MeldError as exc:
+            raise Violation.of(exc.reasons) from None
+        return LaidOff(target, move.cards, extended)
+
+    # -- moves ---------------------------------------------------------------------------
+
+    def draw(self, move: Draw) -> None:
+        s = self.state
+        self.phase("draw", "draw")
+        if move.source == "discard" and not s.discard:
+            raise Violation(Code.EMPTY_PILE, "C-TURN", "the discard pile is empty")
+        self.vr.check_draw(self, move.source)
+        if move.source == "discard":
+            card = s.discard.pop()
+            s.taken, s.taken_before = card, self.hand.count(card)
+            self.hand.append(card)
+            s.phase = "play"
+            self.events.append({"type": "draw", "seat": self.seat, "source": "discard",
+                                "card": card})
+            return
+        if not s.stock and not self.rebuild_stock():
+            return  # the hand ended with nobody out
+        card = s.stock.pop()
+        self.hand.append(card)
+        s.phase = "play"
+        self.events.append({"type": "draw", "seat": self.seat, "source": "stock",
+                            "private": {str(self.seat): {"card": card}}})
+
+    def rebuild_stock(self) -> bool:
+        """C-STOCK: rebuild the empty stock, or end the hand; False when it ended."""
+        s, policy, limit = self.state, self.rules.stock_exhausted, self.rules.max_stock_rebuilds
+        if policy == "end_hand" or (limit is not None and s.rebuilds >= limit):
+            self.end_hand(None, "stock_exhausted")
+            return False
+        if policy == "turn_over":
+            s.stock, s.discard = list(reversed(s.discard)), []
+        else:
+            rest, s.discard = s.discard[:-1], s.discard[-1:]
+            self.rng.shuffle(rest)
+            s.stock = rest
+        if not s.stock:
+            self.end_hand(None, "stock_exhausted")
+            return False
+        s.rebuilds += 1
+        self.events.append({"type": "stock_rebuilt", "policy": policy,
+                            "rebuilds": s.rebuilds, "stock_count": len(s.stock),
+                            "discard_count": len(s.discard)})
+        return True
+
+    def meld(self, move: MeldMove) -> None:
+        self.phase("play", "meld")
+        if not move.melds:
+            raise Violation(Code.INVALID_MELD, "C-MELD", "a meld action needs at least one meld")
+        used = [p.card for m in move.melds for p in m] + [
+            p.card for lo in move.lay_offs for p in lo.cards]
+        self.holds(used)
+        readings = self.readings(move.melds)
+        new_ids = [f"m{self.state.meld_seq + i + 1}" for i in range(len(readings))]
+        bad = [lo.meld_id for lo in move.lay_offs if lo.meld_id in new_ids]
+        if bad:
+            raise Violation(Code.INVALID_LAY_OFF, "C-LAYOFF",
+                            "lay off on melds already on the table; put these cards in the "
+                            "new meld instead")
+        lay_offs = [self.laid_off(lo) for lo in move.lay_offs]
+        self.vr.check_meld_action(self, readings, lay_offs)
+        self.check_leaves(used)
+        self.place_melds(readings)
+        for lo in lay_offs:
+            self.place_lay_off(lo)
+        self.vr.check_obligations(self)
+        self.out_if_empty()
+
+    def place_melds(self, readings: Sequence[Meld]) -> list[TableMeld]:
+        s = self.state
+        placed: list[TableMeld] = []
+        for reading in readings:
+            s.meld_seq += 1
+            table = TableMeld(f"m{s.meld_seq}", self.seat, reading.kind, list(reading.cards),
+                              list(reading.idents), reading.start, reading.points)
+            s.melds.append(table)
+            s.hands[self.seat] = remove(self.hand, reading.cards)
+            s.turn_points += reading.points
+            s.turn_jokers += reading.cards.count(JOKER)
+            placed.append(table)
+        s.turn_melds += len(readings)
+        s.turn_tabled = True
+        s.melded[self.seat] = True
+        self.events.append({"type": "meld", "seat": self.seat,
+                            "melds": [m.public() for m in placed]})
+        return placed
+
+    def place_lay_off(self, lo: LaidOff) -> None:
+        s = self.state
+        target, extended = lo.target, lo.extended
+        s.turn_points += extended.points - target.points
+        target.kind, target.start, target.points = extended.kind, extended.start, extended.points
+        target.cards, target.idents = list(extended.cards), list(extended.idents)
+        cards = [p.card for p in lo.pieces]
+        s.hands[self.seat] = remove(self.hand, cards)
+        s.turn_jokers += cards.count(JOKER)
+        s.turn_tabled = True
+        s.turn_laid_off = True
+        self.events.append({"type": "lay_off", "seat": self.seat, "meld_id": target.id,
+                            "cards": cards, "meld": target.public()})
+
+    def lay_off(self, move: LayOff) -> None:
+        self.phase("play", "lay off")
+        self.holds([p.card for p in move.cards])
+        lo = self.laid_off(move)
+        self.vr.check_lay_offs(self, [lo])
+        self.check_leaves([p.card for p in move.cards])
+        self.place_lay_off(lo)
+        self.vr.check_obligations(self)
+        self.out_if_empty()
+
+    def discard(self, move: Discard) -> None:
+        s = self.state
+        start_hand = s.hand_number
+        self.phase("play", "discard")
+        self.holds([move.card])
+        if move.card == s.taken and s.taken_before == 0:
+            raise Violation(Code.DISCARD_TAKEN_CARD, "C-DISCARD-BACK",
+                            f"{move.card} was just taken from the discard pile")
+        self.vr.check_discard(self, move)
+        self.hand.remove(move.card)
+        s.discard.append(move.card)
+        event: Event = {"type": "discard", "seat": self.seat, "card": move.card}
+        if move.announce:
+            event["announce"] = True
+        self.events.append(event)
+        if self.out_if_empty(final_discard=move.card):
+            return
+        s.tabled[self.seat] = s.tabled[self.seat] or s.turn_tabled
+        self.vr.after_discard(self, move)
+        if s.status != "playing" or s.hand_number != start_hand:
+            return  # the penalty draw emptied the stock and ended the hand
+        s.turn = s.next_seat(self.seat)
+        s.phase = "draw"
+        s.reset_turn()
+
+    # -- hand end ------------------------------------------------------------------------
+
+    def out_if_empty(self, final_discard: str | None = None) -> bool:
+        if self.hand:
+            return False
+        self.state.var["final_discard"] = final_discard
+        self.end_hand(self.seat, "out")
+        return True
+
+    def end_hand(self, went_out: int | None, reason: str) -> None:
+        from service.rules.engine import deal_hand  # the deal lives with the set-up
+
+        s = self.state
+        result = self.vr.score_hand(self, went_out)
+        record: dict[str, Any] = {"hand_number": s.hand_number, "went_out": went_out,
+                                  "reason": reason, "counts": result.counts,
+                                  "scores": result.scores, "going_rummy": result.going_rummy}
+        record.update(result.flags)
+        s.history.append(record)
+        s.totals = [scoring.tidy(t + d) for t, d in zip(s.totals, result.scores, strict=True)]
+        self.events.append({"type": "hand_end", **record, "totals": list(s.totals)})
+        s.var.pop("final_discard", None)
+        winners = self.vr.match_winners(s, self.rules)
+        if winners is not None:
+            s.status, s.winners = "finished", winners
+            s.phase = "over"
+            self.events.append({"type": "game_end", "winners": winners,
+                                "totals": list(s.totals)})
+            return
+        s.hand_number += 1
+        s.dealer = s.next_seat(s.dealer)
+        arranged = s.deals[0] if s.deals else None
+        s.deals = s.deals[1:]
+        self.events.extend(deal_hand(s, self.variant, self.vr, self.rng, arranged))
+
+    # -- the other moves -----------------------------------------------------------------
+
+    def swap_joker(self, move: SwapJoker) -> None:
+        self.phase("play", "swap a joker")
+        self.vr.swap_joker(self, move)
+
+    def take_from_meld(self, move: TakeFromMeld) -> None:
+        self.phase("play", "take from a meld")
+        self.vr.take_from_meld(self, move)
+

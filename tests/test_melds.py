@@ -1,0 +1,485 @@
+"""C-MELD, C-SET, C-RUN, C-WILD, C-LAYOFF: the meld validator under several meld shapes.
+
+Shapes:
+
+* ``basic-low`` / ``basic-hol`` / ``basic-around``: the engine's own basic shape (one deck,
+  no wilds) with each value of the ``ace`` knob.
+* ``r51``: two decks with jokers, at most one wild per meld, ace ``high_or_low``, sets of
+  distinct suits up to 4 (like Rummy 51; R51-VALUE points).
+* ``dummy``: two decks where jokers and 2s are wild and a 2 may stand as a natural 2, sets
+  with duplicate suits and no size limit, mixed-suit runs (like Dummy; DUMMY-SCORE points).
+* ``wrotham``: 3 jokers, any number per meld, ace low, sets of 3 or 4, one-suit runs.
+
+Cards are written as in the wire form; ``JK=7H`` is a joker declared as the seven of hearts.
+Expected readings are ``kind``, the cards in table order, what each stands for
+(``9*`` = a nine whose suit is open, C-WILD) and the first position (a set: its rank).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from service.rules import Code, Meld, MeldError, MeldShape, Piece, Rules, check_meld, extend_meld
+from service.rules.engine import meld_shape
+from service.rules.ruleset import find_variant
+
+
+def _r51_value(rank: int, high: bool) -> int:
+    """R51-VALUE: 2-10 face, J Q K 10, ace 1 low and 11 high (or in a set)."""
+    if rank == 1:
+        return 11 if high else 1
+    return min(rank, 10)
+
+
+def _dummy_value(rank: int, high: bool) -> int:
+    """DUMMY-SCORE: 3-9 -> 5, 10 J Q K -> 10, ace -> 15, 2 -> 50."""
+    del high
+    if rank == 1:
+        return 15
+    if rank == 2:
+        return 50
+    return 10 if rank >= 10 else 5
+
+
+def _wrotham_value(rank: int, high: bool) -> int:
+    """BASIC-SCORE with ace low: ace 1, 2-10 face, J Q K 10."""
+    del high
+    return min(rank, 10)
+
+
+def _basic(ace: str) -> MeldShape:
+    return meld_shape(find_variant("basic"), Rules(ace=ace))
+
+
+SHAPES: dict[str, MeldShape] = {
+    "basic-low": _basic("low"),
+    "basic-hol": _basic("high_or_low"),
+    "basic-around": _basic("around"),
+    "r51": MeldShape(is_wild=lambda c: c == "JK", ace="high_or_low", set_max=4,
+                     set_distinct_suits=True, run_same_suit=True, max_wilds=1,
+                     meld_value=_r51_value, set_rule="R51-SET", wild_rule="R51-WILDS"),
+    "dummy": MeldShape(is_wild=lambda c: c == "JK" or c[0] == "2", ace="high_or_low",
+                       set_max=None, set_distinct_suits=False, run_same_suit=False,
+                       max_wilds=None, flexible_twos=True, meld_value=_dummy_value,
+                       set_rule="DUMMY-SET", wild_rule="DUMMY-WILDS"),
+    "wrotham": MeldShape(is_wild=lambda c: c == "JK", ace="low", set_max=4,
+                         set_distinct_suits=True, run_same_suit=True, max_wilds=None,
+                         meld_value=_wrotham_value),
+}
+
+BASIC_SHAPES = ("basic-low", "basic-hol", "basic-around")
+
+
+def piece(token: str) -> Piece:
+    card, _, as_ = token.partition("=")
+    return Piece(card, as_ or None)
+
+
+def pieces(text: str) -> tuple[Piece, ...]:
+    return tuple(piece(t) for t in text.split())
+
+
+def reading(kind: str, cards: str, idents: str, start: int) -> tuple[str, str, str, int]:
+    return kind, cards, idents, start
+
+
+def as_tuple(meld: Meld) -> tuple[str, str, str, int]:
+    return meld.kind, " ".join(meld.cards), " ".join(meld.idents), meld.start
+
+
+FULL_RUN = "AH 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH"
+
+# ---------------------------------------------------------------------------------------
+# Valid melds
+
+VALID = [
+    # C-RUN / C-SET in one deck, every ace knob
+    *[pytest.param(s, "7H 8H 9H", reading("run", "7H 8H 9H", "7H 8H 9H", 7),
+                   id=f"C-RUN three in a row [{s}]") for s in BASIC_SHAPES],
+    *[pytest.param(s, "9H 7H 8H", reading("run", "7H 8H 9H", "7H 8H 9H", 7),
+                   id=f"C-MELD cards in any order [{s}]") for s in BASIC_SHAPES],
+    *[pytest.param(s, "3H AH 2H", reading("run", "AH 2H 3H", "AH 2H 3H", 1),
+                   id=f"C-RUN ace low A-2-3 [{s}]") for s in BASIC_SHAPES],
+    *[pytest.param(s, "9D 9S 9H", reading("set", "9S 9H 9D", "9S 9H 9D", 9),
+                   id=f"C-SET three of a kind [{s}]") for s in BASIC_SHAPES],
+    *[pytest.param(s, "9C 9D 9H 9S", reading("set", "9S 9H 9D 9C", "9S 9H 9D 9C", 9),
+                   id=f"BASIC-SET four of a kind [{s}]") for s in BASIC_SHAPES],
+    pytest.param("basic-low", " ".join(reversed(FULL_RUN.split())),
+                 reading("run", FULL_RUN, FULL_RUN, 1),
+                 id="C-RUN ace low A to K in any order"),
+    pytest.param("basic-hol", "KH AH QH", reading("run", "QH KH AH", "QH KH AH", 12),
+                 id="C-RUN ace high_or_low takes Q-K-A"),
+    pytest.param("basic-hol", "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH",
+                 reading("run", "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH",
+                         "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH", 2),
+                 id="C-RUN ace high_or_low 2 to A"),
+    pytest.param("basic-around", "QH KH AH", reading("run", "QH KH AH", "QH KH AH", 12),
+                 id="C-RUN ace around takes Q-K-A"),
+    pytest.param("basic-around", "2H KH AH", reading("run", "KH AH 2H", "KH AH 2H", 13),
+                 id="C-RUN ace around K-A-2 wraps"),
+    pytest.param("basic-around", "3H JH KH 2H AH QH",
+                 reading("run", "JH QH KH AH 2H 3H", "JH QH KH AH 2H 3H", 11),
+                 id="C-RUN ace around J to 3 across the corner"),
+    # r51: two decks, one joker at most
+    pytest.param("r51", "5H 6H JK", reading("run", "5H 6H JK", "5H 6H 7H", 5),
+                 id="C-MELD Resolved undeclared joker takes the higher end 7H over 4H"),
+    pytest.param("r51", "JK 7H 5H", reading("run", "5H JK 7H", "5H 6H 7H", 5),
+                 id="C-WILD joker in a gap is fixed by its position"),
+    pytest.param("r51", "QH KH JK", reading("run", "QH KH JK", "QH KH AH", 12),
+                 id="C-MELD Resolved joker as high ace (11) beats jack (10)"),
+    pytest.param("r51", "JK 2H 3H", reading("run", "2H 3H JK", "2H 3H 4H", 2),
+                 id="C-MELD Resolved joker as 4H (4) beats low ace (1)"),
+    pytest.param("r51", "JK AH 2H", reading("run", "AH 2H JK", "AH 2H 3H", 1),
+                 id="C-RUN high_or_low joker with A-2 is 3, never K-A-2"),
+    pytest.param("r51", "5H 6H JK=4H", reading("run", "JK 5H 6H", "4H 5H 6H", 4),
+                 id="C-MELD declared identity honoured over the higher reading"),
+    pytest.param("r51", "9C JK 9S", reading("set", "9S 9C JK", "9S 9C 9*", 9),
+                 id="C-WILD set joker suit open with two other suits"),
+    pytest.param("r51", "9C 9S 9D JK", reading("set", "9S 9D 9C JK", "9S 9D 9C 9H", 9),
+                 id="C-WILD set joker is 9H when the set holds the other three suits"),
+    pytest.param("r51", "9C 9S JK=9H", reading("set", "9S 9C JK", "9S 9C 9H", 9),
+                 id="C-WILD declared set suit honoured"),
+    pytest.param("r51", "AH " + FULL_RUN,
+                 reading("run", FULL_RUN + " AH", FULL_RUN + " AH", 1),
+                 id="C-RUN two-deck A-2-...-K-A with two aces"),
+    pytest.param("r51", "AH KH QH", reading("run", "QH KH AH", "QH KH AH", 12),
+                 id="C-RUN ace high_or_low Q-K-A in a two-deck shape"),
+    # dummy: jokers and 2s wild, 2s flexible, duplicate suits, mixed-suit runs
+    pytest.param("dummy", "7D 5H 6S", reading("run", "5H 6S 7D", "5H 6S 7D", 5),
+                 id="DUMMY-RUN mixed suits"),
+    pytest.param("dummy", "5H 6S JK", reading("run", "5H 6S JK", "5H 6S 7*", 5),
+                 id="C-MELD Resolved equal points take the highest run position"),
+    pytest.param("dummy", "9H 9H 9S 9S 9C",
+                 reading("set", "9S 9S 9H 9H 9C", "9S 9S 9H 9H 9C", 9),
+                 id="DUMMY-SET duplicate suits and more than four cards"),
+    pytest.param("dummy", "9H 2D 9S", reading("set", "9S 9H 2D", "9S 9H 9*", 9),
+                 id="DUMMY-WILDS a wild 2 in a set of nines"),
+    pytest.param("dummy", "9C 9S 9D JK", reading("set", "9S 9D 9C JK", "9S 9D 9C 9*", 9),
+                 id="C-WILD set wild suit stays open where suits may repeat"),
+    pytest.param("dummy", "2H 2S 2D", reading("set", "2S 2H 2D", "2S 2H 2D", 2),
+                 id="DUMMY-WILDS three 2s as a set of natural 2s"),
+    pytest.param("dummy", "JK=2H 3H 4H", reading("run", "JK 3H 4H", "2H 3H 4H", 2),
+                 id="DUMMY-WILDS a joker may be declared as a 2"),
+    pytest.param("dummy", "KH AS 2D", reading("run", "2D KH AS", "Q* KH AS", 12),
+                 id="DUMMY-RUN wild 2 as queen in Q-K-A, never K-A-2"),
+    pytest.param("dummy", "JK JK 9S JK JK", reading("run", "9S JK JK JK JK",
+                                                    "9S T* J* Q* K*", 9),
+                 id="DUMMY-WILDS any number of wilds with one natural"),
+    # wrotham: three jokers, any number per meld
+    pytest.param("wrotham", "9H JK JK", reading("run", "9H JK JK", "9H TH JH", 9),
+                 id="C-MELD Resolved run 9-T-J (29) beats set of nines (27)"),
+    pytest.param("wrotham", "JK 5H JK", reading("run", "5H JK JK", "5H 6H 7H", 5),
+                 id="C-MELD Resolved 5-6-7 beats 3-4-5, 4-5-6 and the set"),
+    pytest.param("wrotham", "QH KH JK", reading("run", "JK QH KH", "JH QH KH", 11),
+                 id="C-RUN ace low joker with Q-K is a jack, never an ace"),
+    pytest.param("wrotham", "9C JK 9S JK", reading("set", "9S 9C JK JK", "9S 9C 9* 9*", 9),
+                 id="C-WILD two set jokers both open"),
+    pytest.param("wrotham", "9C JK 9S JK=9D",
+                 reading("set", "9S 9C JK JK", "9S 9C 9H 9D", 9),
+                 id="C-WILD declared 9D leaves the undeclared joker 9H"),
+    pytest.param("wrotham", "5H JK=6H JK=7H", reading("run", "5H JK JK", "5H 6H 7H", 5),
+                 id="C-MELD two declared jokers honoured"),
+]
+
+
+@pytest.mark.parametrize(("shape", "cards", "expected"), VALID)
+def test_valid_melds(shape: str, cards: str, expected: tuple[str, str, str, int]) -> None:
+    meld = check_meld(pieces(cards), SHAPES[shape])
+    assert as_tuple(meld) == expected
+
+
+def test_dummy_wilds_a_two_keeps_its_own_rank_when_worth_most() -> None:
+    """DUMMY-WILDS / C-MELD Resolved: 2-3-4 with the 2 at rank 2 (50 + 5 + 5) beats 3-4-5
+    with the 2 as a wild five (15). Whether the 2 is then recorded as ``2H`` or as a wild
+    ``2*`` is not fixed by RULES.md (both stand at rank 2 in a mixed-suit run)."""
+    meld = check_meld(pieces("4D 2H 3S"), SHAPES["dummy"])
+    assert (meld.kind, meld.cards, meld.idents[1:], meld.start) == (
+        "run", ("2H", "3S", "4D"), ("3S", "4D"), 2)
+    assert meld.idents[0] in ("2H", "2*")
+    assert meld.points == 60
+
+
+@pytest.mark.parametrize(
+    ("shape", "cards"),
+    [
+        pytest.param("basic-low", "7H 8H 9H 6H", id="C-MELD run of four in every order"),
+        pytest.param("basic-low", "9C 9D 9H 9S", id="C-MELD set of four in every order"),
+        pytest.param("r51", "9C 9S 9D JK", id="C-MELD set with a joker in every order"),
+        pytest.param("wrotham", "5H JK 8H JK", id="C-MELD run with two jokers in every order"),
+        pytest.param("dummy", "5H 2C 7S JK", id="C-MELD mixed run with wilds in every order"),
+    ],
+)
+def test_c_meld_order_does_not_matter(shape: str, cards: str) -> None:
+    """The same multiset in any order gets the same reading (what each card stands for)."""
+    results = set()
+    for order in itertools.permutations(pieces(cards)):
+        meld = check_meld(order, SHAPES[shape])
+        results.add((meld.kind, meld.idents, meld.start, tuple(sorted(meld.cards))))
+    assert len(results) == 1
+
+
+@pytest.mark.parametrize(
+    ("cards", "expected"),
+    [
+        pytest.param("9C 9S 9D JK", "9S 9D 9C 9H", id="C-WILD three suits present: JK is 9H"),
+        pytest.param("9H 9S 9D JK", "9S 9H 9D 9C", id="C-WILD three suits present: JK is 9C"),
+        pytest.param("9C 9H 9D JK", "9H 9D 9C 9S", id="C-WILD three suits present: JK is 9S"),
+        pytest.param("9C 9H 9S JK", "9S 9H 9C 9D", id="C-WILD three suits present: JK is 9D"),
+        pytest.param("9C 9D JK", "9D 9C 9*", id="C-WILD two suits present: suit open"),
+    ],
+)
+def test_c_wild_set_suit_fixed_only_by_the_other_three(cards: str, expected: str) -> None:
+    for shape in ("r51", "wrotham"):
+        assert " ".join(check_meld(pieces(cards), SHAPES[shape]).idents) == expected
+
+
+# ---------------------------------------------------------------------------------------
+# Invalid melds: every reason at once
+
+SET_RUN = "INVALID_MELD"
+
+INVALID = [
+    *[pytest.param(s, "7H 8S 9D", [(SET_RUN, "BASIC-SET"), (SET_RUN, "C-RUN")],
+                   id=f"C-MELD fails as set and as run: both reasons [{s}]")
+      for s in BASIC_SHAPES],
+    *[pytest.param(s, "AH 2H 4H", [(SET_RUN, "BASIC-SET"), (SET_RUN, "C-RUN")],
+                   id=f"C-RUN gap refused [{s}]") for s in BASIC_SHAPES],
+    *[pytest.param(s, "7H 8H", [(SET_RUN, "C-SET")], id=f"C-SET two cards refused [{s}]")
+      for s in BASIC_SHAPES],
+    pytest.param("basic-low", "QH KH AH", [(SET_RUN, "BASIC-SET"), (SET_RUN, "C-RUN")],
+                 id="C-RUN ace low refuses Q-K-A"),
+    pytest.param("basic-low", "KH AH 2H", [(SET_RUN, "BASIC-SET"), (SET_RUN, "C-RUN")],
+                 id="C-RUN ace low refuses K-A-2"),
+    pytest.param("basic-hol", "KH AH 2H", [(SET_RUN, "BASIC-SET"), (SET_RUN, "C-RUN")],
+                 id="C-RUN ace high_or_low refuses K-A-2"),
+    pytest.param("basic-hol", "QH KH AH 2H", [(SET_RUN, "BASIC-SET"), (SET_RUN, "C-RUN")],
+                 id="C-RUN ace high_or_low refuses Q-K-A-2"),
+    pytest.param("r51", "KH AH 2H", [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
+                 id="C-RUN r51 never K-A-2"),
+    pytest.param("r51", "9H 9H 9S", [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
+                 id="C-SET duplicate suit refused when suits must differ"),
+    pytest.param("r51", "9S 9H 9D 9C 9S", [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
+                 id="C-SET five of a kind refused when suits must differ"),
+    pytest.param("r51", "5H 5H 6H", [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
+                 id="C-RUN no position twice"),
+    pytest.param("r51", "AH AH 2H", [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
+                 id="C-RUN two aces need A-...-K-A, not A-A-2"),
+    pytest.param("r51", "JK JK 5H", [("TOO_MANY_WILDS", "R51-WILDS")],
+                 id="R51-WILDS two jokers in one new meld"),
+    pytest.param("r51", "JK JK",
+                 [(SET_RUN, "C-SET"), (SET_RUN, "C-MELD"), ("TOO_MANY_WILDS", "R51-WILDS")],
+                 id="C-MELD every precheck reason listed at once"),
+    pytest.param("r51", "5H 6H JK=9H", [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
+                 id="C-MELD declared run identity that does not fit refused"),
+    pytest.param("r51", "5H 6H JK=7S", [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
+                 id="C-MELD declared identity of another suit refused"),
+    pytest.param("r51", "9C 9S JK=8H", [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
+                 id="C-MELD declared set identity of another rank refused"),
+    pytest.param("r51", "9C 9S JK=9S", [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
+                 id="C-WILD declared set suit already present refused"),
+    pytest.param("r51", "JK=JK 5H 6H", [(SET_RUN, "C-MELD")],
+                 id="C-MELD a wild cannot stand for a joker"),
+    pytest.param("r51", "5H=6H 7H 8H", [(SET_RUN, "C-MELD")],
+                 id="C-MELD a natural card cannot be declared"),
+    pytest.param("r51", "JK AH " + FULL_RUN,
+                 [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
+                 id="C-RUN 15 cards are too long even with two decks"),
+    pytest.param("wrotham", "JK JK JK", [(SET_RUN, "C-MELD")],
+                 id="C-MELD at least one natural card"),
+    pytest.param("wrotham", "9S 9H 9D 9C JK", [(SET_RUN, "C-SET"), (SET_RUN, "C-RUN")],
+                 id="C-SET a fifth card refused where sets hold at most 4"),
+    pytest.param("wrotham", "JK=2H 3H 5H", [(SET_RUN, "C-SET"), (SET_RUN, "C-RUN")],
+                 id="C-RUN declared joker does not close a gap elsewhere"),
+    pytest.param("dummy", "JK JK JK", [(SET_RUN, "C-MELD")],
+                 id="DUMMY-WILDS at least one natural card"),
+    pytest.param("dummy", "KH AS 3D", [(SET_RUN, "DUMMY-SET"), (SET_RUN, "C-RUN")],
+                 id="DUMMY-RUN never wraps K-A-3"),
+]
+
+
+@pytest.mark.parametrize(("shape", "cards", "reasons"), INVALID)
+def test_invalid_melds_list_every_reason(shape: str, cards: str,
+                                         reasons: list[tuple[str, str]]) -> None:
+    with pytest.raises(MeldError) as info:
+        check_meld(pieces(cards), SHAPES[shape])
+    got = [(r.code.value, r.rule) for r in info.value.reasons]
+    assert got == reasons
+    assert all(r.detail for r in info.value.reasons)
+
+
+def test_c_meld_reasons_say_why_each_reading_fails() -> None:
+    """C-MELD: a meld failing as a set and a run names both problems in its details."""
+    with pytest.raises(MeldError) as info:
+        check_meld(pieces("7H 8S 9D"), SHAPES["basic-low"])
+    set_reason, run_reason = info.value.reasons
+    assert "ranks differ" in set_reason.detail
+    assert "one suit" in run_reason.detail
+    assert set_reason.code is Code.INVALID_MELD
+    assert run_reason.code is Code.INVALID_MELD
+
+
+# ---------------------------------------------------------------------------------------
+# Lay-offs (C-LAYOFF)
+
+LAYOFF_OK = [
+    pytest.param("basic-low", "5H 6H 7H", "8H", None,
+                 reading("run", "5H 6H 7H 8H", "5H 6H 7H 8H", 5),
+                 id="C-LAYOFF run high end"),
+    pytest.param("basic-low", "5H 6H 7H", "4H", None,
+                 reading("run", "4H 5H 6H 7H", "4H 5H 6H 7H", 4),
+                 id="C-LAYOFF run low end"),
+    pytest.param("basic-low", "5H 6H 7H", "4H", "low",
+                 reading("run", "4H 5H 6H 7H", "4H 5H 6H 7H", 4),
+                 id="C-LAYOFF end low honoured"),
+    pytest.param("basic-low", "5H 6H 7H", "8H 4H", None,
+                 reading("run", "4H 5H 6H 7H 8H", "4H 5H 6H 7H 8H", 4),
+                 id="C-LAYOFF both ends at once"),
+    pytest.param("basic-low", "5H 6H 7H", "9H 8H", "high",
+                 reading("run", "5H 6H 7H 8H 9H", "5H 6H 7H 8H 9H", 5),
+                 id="C-LAYOFF two cards at the high end"),
+    pytest.param("basic-low", "2H 3H 4H", "AH", None,
+                 reading("run", "AH 2H 3H 4H", "AH 2H 3H 4H", 1),
+                 id="C-LAYOFF ace low under 2-3-4"),
+    pytest.param("basic-hol", "JH QH KH", "AH", None,
+                 reading("run", "JH QH KH AH", "JH QH KH AH", 11),
+                 id="C-LAYOFF ace high_or_low on J-Q-K"),
+    pytest.param("basic-hol", FULL_RUN[3:], "AH", "low",
+                 reading("run", FULL_RUN, FULL_RUN, 1),
+                 id="C-LAYOFF end low honoured: ace under 2-...-K"),
+    pytest.param("basic-hol", FULL_RUN[3:], "AH", "high",
+                 reading("run", FULL_RUN[3:] + " AH", FULL_RUN[3:] + " AH", 2),
+                 id="C-LAYOFF end high honoured: ace over 2-...-K"),
+    pytest.param("basic-hol", FULL_RUN[3:], "AH", None,
+                 reading("run", FULL_RUN[3:] + " AH", FULL_RUN[3:] + " AH", 2),
+                 id="C-MELD Resolved ace at either end: the highest position"),
+    pytest.param("basic-around", "JH QH KH", "AH", "high",
+                 reading("run", "JH QH KH AH", "JH QH KH AH", 11),
+                 id="C-LAYOFF ace around on J-Q-K"),
+    pytest.param("basic-around", "AH 2H 3H", "KH", "low",
+                 reading("run", "KH AH 2H 3H", "KH AH 2H 3H", 13),
+                 id="C-LAYOFF ace around K laid under A-2-3"),
+    pytest.param("basic-around", "QH KH AH", "2H", None,
+                 reading("run", "QH KH AH 2H", "QH KH AH 2H", 12),
+                 id="C-LAYOFF ace around 2 laid over Q-K-A"),
+    pytest.param("basic-low", "9S 9H 9D", "9C", None,
+                 reading("set", "9S 9H 9D 9C", "9S 9H 9D 9C", 9),
+                 id="C-LAYOFF fourth card on a set"),
+    pytest.param("r51", "5H 6H 7H", "JK", "low", reading("run", "JK 5H 6H 7H",
+                                                          "4H 5H 6H 7H", 4),
+                 id="C-LAYOFF joker at the low end as asked"),
+    pytest.param("r51", "5H 6H 7H", "JK", "high", reading("run", "5H 6H 7H JK",
+                                                           "5H 6H 7H 8H", 5),
+                 id="C-LAYOFF joker at the high end as asked"),
+    pytest.param("r51", "5H 6H 7H", "JK", None, reading("run", "5H 6H 7H JK",
+                                                         "5H 6H 7H 8H", 5),
+                 id="C-MELD Resolved joker laid off where it is worth most"),
+    pytest.param("r51", "9C 9S JK", "9D", None,
+                 reading("set", "9S 9D 9C JK", "9S 9D 9C 9H", 9),
+                 id="C-WILD laying off the third suit fixes the set joker as 9H"),
+    pytest.param("r51", "9C 9S 9D", "JK", None,
+                 reading("set", "9S 9D 9C JK", "9S 9D 9C 9H", 9),
+                 id="C-WILD joker laid off on three suits is the fourth"),
+    pytest.param("r51", FULL_RUN, "AH", None,
+                 reading("run", FULL_RUN + " AH", FULL_RUN + " AH", 1),
+                 id="C-LAYOFF second ace on A-...-K in two decks"),
+    pytest.param("r51", "QH KH AH", "JH", None,
+                 reading("run", "JH QH KH AH", "JH QH KH AH", 11),
+                 id="C-LAYOFF under Q-K-A"),
+    pytest.param("r51", "5H JK 7H", "8H", None,
+                 reading("run", "5H JK 7H 8H", "5H 6H 7H 8H", 5),
+                 id="C-LAYOFF joker keeps its place and identity"),
+    pytest.param("r51", "5H 6H 7H", "JK=4H", None, reading("run", "JK 5H 6H 7H",
+                                                            "4H 5H 6H 7H", 4),
+                 id="C-LAYOFF declared identity honoured over the higher end"),
+    pytest.param("r51", "9C 9S 9D", "JK=9H", None,
+                 reading("set", "9S 9D 9C JK", "9S 9D 9C 9H", 9),
+                 id="C-WILD declared fourth suit on a set"),
+    pytest.param("wrotham", "5H 6H 7H", "JK JK", None,
+                 reading("run", "5H 6H 7H JK JK", "5H 6H 7H 8H 9H", 5),
+                 id="C-MELD Resolved two jokers laid off high"),
+    pytest.param("wrotham", "5H 6H 7H", "JK JK", "low",
+                 reading("run", "JK JK 5H 6H 7H", "3H 4H 5H 6H 7H", 3),
+                 id="C-LAYOFF two jokers at the low end as asked"),
+    pytest.param("wrotham", "5H 6H 7H", "JK 8H", "high",
+                 reading("run", "5H 6H 7H 8H JK", "5H 6H 7H 8H 9H", 5),
+                 id="C-LAYOFF joker and card together"),
+    pytest.param("dummy", "5H 6S 7D", "8C", None,
+                 reading("run", "5H 6S 7D 8C", "5H 6S 7D 8C", 5),
+                 id="DUMMY-RUN mixed-suit lay-off"),
+    pytest.param("dummy", "5H 6S 7D", "2C", "low",
+                 reading("run", "2C 5H 6S 7D", "4* 5H 6S 7D", 4),
+                 id="C-LAYOFF wild 2 low end as asked"),
+    pytest.param("dummy", "9H 9S 9D", "9H JK 2C", None,
+                 reading("set", "9S 9H 9H 9D JK 2C", "9S 9H 9H 9D 9* 9*", 9),
+                 id="DUMMY-SET lay-off with duplicate suits and wilds"),
+]
+
+
+@pytest.mark.parametrize(("shape", "base", "cards", "end", "expected"), LAYOFF_OK)
+def test_lay_off(shape: str, base: str, cards: str, end: str | None,
+                 expected: tuple[str, str, str, int]) -> None:
+    meld = check_meld(pieces(base), SHAPES[shape])
+    extended = extend_meld(meld, pieces(cards), SHAPES[shape], end)
+    assert as_tuple(extended) == expected
+    assert as_tuple(meld) == as_tuple(check_meld(pieces(base), SHAPES[shape]))  # untouched
+
+
+LAYOFF_BAD = [
+    pytest.param("basic-low", "5H 6H 7H", "4H", "high", ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF 4H refused at the high end"),
+    pytest.param("basic-low", "5H 6H 7H", "8H", "low", ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF 8H refused at the low end"),
+    pytest.param("basic-low", "5H 6H 7H", "4H 8H", "high", ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF both ends refused when one end asked"),
+    pytest.param("basic-low", "5H 6H 7H", "9H", None, ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF gap refused"),
+    pytest.param("basic-low", "5H 6H 7H", "8S", None, ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF other suit refused"),
+    pytest.param("basic-low", "JH QH KH", "AH", None, ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF ace low refuses an ace on J-Q-K"),
+    pytest.param("basic-low", "AH 2H 3H", "KH", None, ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF ace low refuses K under A-2-3"),
+    pytest.param("basic-hol", "AH 2H 3H", "KH", None, ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF ace high_or_low refuses K-A-2-3"),
+    pytest.param("basic-hol", "QH KH AH", "2H", None, ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF ace high_or_low refuses Q-K-A-2"),
+    pytest.param("basic-low", "9S 9H 9D", "8C", None, ("INVALID_LAY_OFF", "BASIC-SET"),
+                 id="C-LAYOFF set refuses another rank"),
+    pytest.param("r51", "9S 9H 9D", "9S", None, ("INVALID_LAY_OFF", "R51-SET"),
+                 id="C-LAYOFF duplicate suit refused when suits must differ"),
+    pytest.param("r51", "9S 9H 9D 9C", "JK", None, ("INVALID_LAY_OFF", "R51-SET"),
+                 id="C-LAYOFF fifth card refused on a set of four"),
+    pytest.param("r51", "5H 6H JK", "JK", None, ("TOO_MANY_WILDS", "R51-WILDS"),
+                 id="R51-WILDS second joker refused on a run"),
+    pytest.param("r51", "9C 9S JK", "JK", None, ("TOO_MANY_WILDS", "R51-WILDS"),
+                 id="R51-WILDS second joker refused on a set"),
+    pytest.param("r51", "5H JK 7H", "6H", None, ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF a card the joker stands for has no place"),
+    pytest.param("r51", "5H 6H 7H", "JK=4H", "high", ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF declared identity at the wrong end refused"),
+    pytest.param("r51", "9C 9S 9D", "JK=9S", None, ("INVALID_LAY_OFF", "R51-SET"),
+                 id="C-WILD declared set suit already present refused on lay-off"),
+    pytest.param("wrotham", "5H 6H 7H", "JK=6H", None, ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF declared identity already in the run refused"),
+    pytest.param("r51", "QH KH AH", "2H", None, ("INVALID_LAY_OFF", "C-LAYOFF"),
+                 id="C-LAYOFF r51 never K-A-2"),
+]
+
+
+@pytest.mark.parametrize(("shape", "base", "cards", "end", "reason"), LAYOFF_BAD)
+def test_lay_off_refused(shape: str, base: str, cards: str, end: str | None,
+                         reason: tuple[str, str]) -> None:
+    meld = check_meld(pieces(base), SHAPES[shape])
+    with pytest.raises(MeldError) as info:
+        extend_meld(meld, pieces(cards), SHAPES[shape], end)
+    assert [(r.code.value, r.rule) for r in info.value.reasons] == [reason]
+
+
+def test_c_layoff_nothing_to_lay_off() -> None:
+    meld = check_meld(pieces("5H 6H 7H"), SHAPES["basic-low"])
+    with pytest.raises(MeldError) as info:
+        extend_meld(meld, (), SHAPES["basic-low"])
+    assert [(r.code.value, r.rule) for r in info.value.reasons] == [
+        ("INVALID_LAY_OFF", "C-LAYOFF")]
