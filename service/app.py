@@ -17,7 +17,7 @@ from flask_cors import CORS
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
 
-from service.api import problems, routes, schemas
+from service.api import problems, routes, schemas, streams
 from service.config import ConfigError, Settings
 from service.referee import (
     Contention,
@@ -68,12 +68,14 @@ def create_app(settings: Settings | None = None) -> Flask:
     from service.referee import Referee
 
     app.extensions["referee"] = Referee(store)
+    app.extensions["streams"] = streams.StreamSlots(settings)
 
     api = RefereeApi(app)
     api.spec.components.security_scheme(
         "seatToken", {"type": "http", "scheme": "bearer",
                       "description": "a seat token from POST /v1/games"})
     api.register_blueprint(routes.blp)
+    api.register_blueprint(routes.stateless)
     api.register_blueprint(routes.ops)
     app.register_blueprint(Blueprint(
         "swagger_assets", __name__,

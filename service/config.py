@@ -172,6 +172,25 @@ class Settings:
     threads: int = field(default=4, metadata=_env("RUMMY_THREADS", _int_at_least(1)))
     #: RUMMY_BIND: where gunicorn listens, HOST:PORT or unix:PATH.
     bind: str = field(default=DEFAULT_BIND, metadata=_env("RUMMY_BIND", _bind))
+    #: RUMMY_SSE_MAX_STREAMS: event streams one worker serves at once (0: half its threads);
+    #: more are refused with 503 + Retry-After, so streams never take every thread.
+    sse_max_streams: int = field(
+        default=0, metadata=_env("RUMMY_SSE_MAX_STREAMS", _int_at_least(0))
+    )
+    #: RUMMY_SSE_MAX_SECONDS: an event stream ends after this long; clients reconnect with
+    #: Last-Event-ID (EventSource does so by itself).
+    sse_max_seconds: float = field(
+        default=300.0, metadata=_env("RUMMY_SSE_MAX_SECONDS", _positive_float)
+    )
+    #: RUMMY_SSE_HEARTBEAT_SECONDS: a comment line is sent this often on an idle stream.
+    sse_heartbeat_seconds: float = field(
+        default=15.0, metadata=_env("RUMMY_SSE_HEARTBEAT_SECONDS", _positive_float)
+    )
+
+    @property
+    def stream_slots(self) -> int:
+        """Concurrent event streams per worker process."""
+        return self.sse_max_streams or max(1, self.threads // 2)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

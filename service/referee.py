@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.rules import GameState, Move, apply, move_to_dict, new_game
+from service.rules.legal import legal_moves
 from service.rules.views import public_view, redact_event, seat_view
 from service.store import (
     GameNotFound,
@@ -167,6 +168,39 @@ class Referee:
             return False
         hashes: list[str] = doc["tokens"]
         return seat < len(hashes) and hmac.compare_digest(hashes[seat], _token_hash(token))
+
+    # -- bots and the move log -------------------------------------------------------------
+
+    def legal(self, game_id: str, token: str | None, limit: int) -> Answer:
+        """Every legal move of the token's seat now (``rules.legal``)."""
+        loaded, doc = self._load(game_id)
+        seat = self._authenticate(game_id, doc, token)
+        state = GameState.from_dict(doc["state"])
+        body = legal_moves(state, seat, limit).as_dict()
+        body["version"] = loaded.version
+        return Answer(body, loaded.version)
+
+    def viewer(self, game_id: str, token: str | None) -> int | None:
+        """The seat a (verified) token belongs to, or None for the public."""
+        if token is None:
+            self._load(game_id)  # 404 for an unknown game
+            return None
+        _, doc = self._load(game_id)
+        return self._authenticate(game_id, doc, token)
+
+    def events(self, game_id: str, viewer: int | None, after: int,
+               limit: int | None) -> list[dict[str, Any]]:
+        """Log entries after version ``after``, redacted for ``viewer``."""
+        try:
+            records = self.store.log(game_id, after, limit)
+        except GameNotFound:
+            raise UnknownGame(game_id) from None
+        out = []
+        for _version, raw in records:
+            record = json.loads(raw)
+            record["events"] = [redact_event(e, viewer) for e in record["events"]]
+            out.append(record)
+        return out
 
     # -- moves ---------------------------------------------------------------------------
 

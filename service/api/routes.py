@@ -17,10 +17,11 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from webargs.flaskparser import FlaskParser
 
-from service.api import schemas
+from service.api import schemas, streams
 from service.api.problems import PROBLEM_MIMETYPE, Problem
 from service.referee import Answer, Referee
-from service.rules import MalformedMove, RulesError, SetupError, move_from_dict
+from service.rules import MalformedMove, Piece, RulesError, SetupError, move_from_dict
+from service.rules.checks import MissingFact, check_one_meld, score_one_hand
 from service.rules.ruleset import VARIANTS, default_rules
 
 
@@ -37,6 +38,8 @@ class ApiBlueprint(Blueprint):
 blp = ApiBlueprint("games", __name__, url_prefix="/v1",
                    description="Games, moves and variants (API.md).")
 ops = ApiBlueprint("ops", __name__, description="Liveness and readiness.")
+stateless = ApiBlueprint("checks", __name__, url_prefix="/v1",
+                         description="Stateless checks for score-keeping apps and bots.")
 
 JSON = "application/json"
 SEAT_AUTH: list[dict[str, list[str]]] = [{"seatToken": []}]
@@ -191,6 +194,72 @@ class Moves(MethodView):
         if answer.replayed:
             resp.headers["Idempotent-Replayed"] = "true"
         return resp
+
+
+@blp.route("/games/<game_id>/legal-moves")
+class LegalMoves(MethodView):
+    @blp.doc(security=SEAT_AUTH)
+    @blp.arguments(schemas.LegalMovesQuerySchema, location="query", as_kwargs=True)
+    @blp.response(200, schemas.LegalMovesSchema)
+    @_problems(400, 401, 403, 404)
+    def get(self, game_id: str, limit: int) -> Response:
+        """Every legal move of the caller now (for bots); out of turn: what it may do."""
+        answer = _referee().legal(game_id, _bearer(), limit)
+        return _json(answer.body, version=answer.version, private=True)
+
+
+@blp.route("/games/<game_id>/events")
+class Events(MethodView):
+    @blp.doc(security=[{}, *SEAT_AUTH])
+    @blp.arguments(schemas.EventsQuerySchema, location="query", as_kwargs=True)
+    @blp.response(200, schemas.EventsPageSchema, description=(
+        "The log page as JSON; with `Accept: text/event-stream`, a stream of server-sent "
+        "events instead: one `move` event per log entry (`id` = its version), heartbeat "
+        "comments, resumable with `Last-Event-ID`."))
+    @_problems(400, 401, 403, 404, 503)
+    def get(self, game_id: str, after: int, limit: int | None) -> Response:
+        """The move log from version ``after``: the public's view, or a seat's (token)."""
+        referee = _referee()
+        viewer = referee.viewer(game_id, _bearer()) if _has_auth() else None
+        if "text/event-stream" in request.headers.get("Accept", ""):
+            last = request.headers.get("Last-Event-ID", "").strip()
+            start = int(last) if last.isdigit() else after
+            return streams.open_stream(referee, game_id, viewer, start)
+        entries = referee.events(game_id, viewer, after, limit)
+        body = {"game_id": game_id, "after": after, "entries": entries,
+                "last_version": entries[-1]["version"] if entries else after}
+        return _json(body, private=viewer is not None)
+
+
+def _has_auth() -> bool:
+    return "Authorization" in request.headers
+
+
+@stateless.route("/melds/check")
+class MeldCheck(MethodView):
+    @stateless.arguments(schemas.MeldCheckSchema)
+    @stateless.response(200, schemas.MeldCheckResultSchema)
+    @stateless.alt_response(400, schema=schemas.ProblemSchema, content_type=PROBLEM_MIMETYPE)
+    def post(self, data: dict[str, Any]) -> Response:
+        """Is this meld valid on its own under a variant and rules; wilds; points."""
+        pieces = tuple(Piece(c) if isinstance(c, str) else Piece(c["card"], c.get("as"))
+                       for c in data["cards"])
+        return _json(check_one_meld(data["variant"], data["rules"], pieces))
+
+
+@stateless.route("/scores/hand")
+class ScoreHand(MethodView):
+    @stateless.arguments(schemas.ScoreHandSchema)
+    @stateless.response(200, schemas.ScoreHandResultSchema)
+    @stateless.alt_response(400, schema=schemas.ProblemSchema, content_type=PROBLEM_MIMETYPE)
+    def post(self, data: dict[str, Any]) -> Response:
+        """Score the end of one hand under a variant's scoring."""
+        try:
+            return _json(score_one_hand(data["variant"], data["rules"], data))
+        except MissingFact as exc:
+            raise Problem(400, "Bad Request", str(exc), code="MALFORMED_REQUEST",
+                          errors=[{"field": f, "message": m} for f, m in exc.problems]
+                          ) from None
 
 
 # ---------------------------------------------------------------------------------------

@@ -424,3 +424,124 @@ class ProblemSchema(ma.Schema):
 
 class HealthSchema(ma.Schema):
     status = fields.String(required=True)
+
+
+# ---------------------------------------------------------------------------------------
+# Bots, the move log and stateless checks
+
+
+class LegalMovesQuerySchema(ma.Schema):
+    limit = fields.Integer(load_default=500, strict=True, validate=validate.Range(min=1,
+                                                                                   max=5000),
+                           metadata={"description": "most moves listed; `truncated` says "
+                                                    "when the list was cut"})
+
+
+class CompoundSchema(ma.Schema):
+    kind = fields.String(required=True, metadata={"description": "opening (R51-OPEN), "
+                                                                 "contract, all_at_once"})
+    rule = fields.String(required=True)
+    exists = fields.Boolean(required=True)
+    example = fields.Dict(allow_none=True, required=True,
+                          metadata={"description": "one such move, ready to send"})
+
+
+class LegalMovesSchema(ma.Schema):
+    seat = fields.Integer(required=True)
+    version = fields.Integer(required=True)
+    your_turn = fields.Boolean(required=True)
+    moves = fields.List(fields.Dict(), required=True, metadata={
+        "description": "every legal move now, each ready to POST to …/moves (compound meld "
+                       "actions are summarised under `compound`)"})
+    truncated = fields.Boolean(required=True)
+    compound = fields.Nested(CompoundSchema, allow_none=True, required=True)
+
+
+class EventsQuerySchema(ma.Schema):
+    after = fields.Integer(load_default=0, strict=True, validate=validate.Range(min=0),
+                           metadata={"description": "entries with a version above this"})
+    limit = fields.Integer(load_default=None, allow_none=True, strict=True,
+                           validate=validate.Range(min=1, max=10_000))
+
+
+class LogEntrySchema(ma.Schema):
+    version = fields.Integer(required=True)
+    seat = fields.Integer(required=True)
+    move = fields.Dict(required=True)
+    events = fields.List(fields.Nested(EventSchema), required=True)
+
+
+class EventsPageSchema(ma.Schema):
+    game_id = fields.String(required=True)
+    after = fields.Integer(required=True)
+    entries = fields.List(fields.Nested(LogEntrySchema), required=True)
+    last_version = fields.Integer(required=True)
+
+
+class MeldCheckSchema(StrictSchema):
+    variant = fields.String(required=True, validate=validate.OneOf(list(VARIANTS)))
+    rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
+    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC), required=True,
+                        validate=validate.Length(min=1, max=30))
+
+    @ma.validates_schema(skip_on_field_errors=False)
+    def _rules(self, data: dict[str, Any], **kwargs: Any) -> None:
+        _check_rules(data)
+
+
+def _check_rules(data: dict[str, Any]) -> None:
+    variant = data.get("variant")
+    rules = data.get("rules")
+    if isinstance(variant, str) and variant in VARIANTS and isinstance(rules, dict):
+        problems = rules_errors(VARIANTS[variant], rules)
+        if problems:
+            raise ma.ValidationError({"rules": {p.knob: [p.message] for p in problems}})
+
+
+class CheckedWildSchema(ma.Schema):
+    index = fields.Integer(required=True)
+    card = fields.String(required=True)
+    as_ = fields.String(required=True, data_key="as")
+
+
+class MeldCheckResultSchema(ma.Schema):
+    valid = fields.Boolean(required=True)
+    kind = fields.String(allow_none=True, required=True)
+    cards = fields.List(fields.String(), required=True, metadata={
+        "description": "the cards in run order (a set: naturals first)"})
+    wilds = fields.List(fields.Nested(CheckedWildSchema), required=True)
+    points = fields.Integer(allow_none=True, required=True)
+    errors = fields.List(fields.Nested(ReasonSchema), required=True)
+
+
+class ScoreHandSchema(StrictSchema):
+    variant = fields.String(required=True, validate=validate.OneOf(list(VARIANTS)))
+    rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
+    went_out = fields.Integer(required=True, allow_none=True, strict=True,
+                              validate=validate.Range(min=0, max=MAX_PLAYERS - 1))
+    hands = fields.List(fields.List(CardCode(), validate=validate.Length(max=120)),
+                        required=True, validate=validate.Length(min=2, max=MAX_PLAYERS))
+    opened = fields.List(fields.Boolean(), allow_none=True,
+                         validate=validate.Length(min=2, max=MAX_PLAYERS),
+                         metadata={"description": "R51/L14: who has opened"})
+    all_at_once = fields.Boolean(allow_none=True, metadata={
+        "description": "the winner put the whole hand down in one turn (BASIC-RUMMY, "
+                       "R51-ALL-AT-ONCE)"})
+    final_discard = CardCode(allow_none=True, metadata={
+        "description": "R51: the winner's last discard (a joker quadruples)"})
+    jokers_used = fields.Integer(allow_none=True, strict=True,
+                                 validate=validate.Range(min=0, max=4),
+                                 metadata={"description": "L14-DRY: jokers the winner used"})
+
+    @ma.validates_schema(skip_on_field_errors=False)
+    def _rules(self, data: dict[str, Any], **kwargs: Any) -> None:
+        _check_rules(data)
+
+
+class ScoreHandResultSchema(ma.Schema):
+    class Meta:
+        unknown = ma.INCLUDE
+
+    scores = fields.List(fields.Float(), required=True)
+    counts = fields.List(fields.Float(), required=True)
+    going_rummy = fields.Boolean(required=True)

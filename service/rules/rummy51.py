@@ -14,6 +14,7 @@ when the card could not be used, a meld or lay-off that would strand it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from random import Random
 
 from service.rules import scoring, search
@@ -333,33 +334,44 @@ class Rummy51Rules(VariantRules):
 
     # -- the end of a hand and of the match ----------------------------------------------
 
-    def score_hand(self, turn: Turn, went_out: int | None) -> scoring.HandScore:
-        s, rules = turn.state, turn.rules
-        n = s.players_count
-        counts: list[scoring.Number] = [
-            0 if s.out_of_match[i] else
-            (100 if not s.melded[i] else sum(self.card_count(rules, c) for c in s.hands[i]))
-            for i in range(n)]
-        if went_out is None:
-            return scoring.HandScore(counts, list(counts), flags={"all_at_once": False})
-        counts[went_out] = 0
-        all_at_once = not s.tabled[went_out] and (self.all_at_once_may_lay_off
-                                                   or not s.turn_laid_off)
-        dry = all_at_once and not any(s.melded[i] for i in range(n) if i != went_out)
-        scores = self.penalties(s, counts, went_out, all_at_once)
-        flags: dict[str, object] = {"all_at_once": all_at_once, "dry": dry}
-        flags.update(self.extra_flags(s, all_at_once))
-        return scoring.HandScore(counts, scores, flags=flags)
+    score_needs = ("opened", "all_at_once", "final_discard")
 
-    def penalties(self, s: GameState, counts: list[scoring.Number], went_out: int,
-                  all_at_once: bool) -> list[scoring.Number]:
+    def hand_end(self, turn: Turn, went_out: int | None) -> scoring.HandEnd:
+        end = super().hand_end(turn, went_out)
+        if end.all_at_once and not self.all_at_once_may_lay_off and turn.state.turn_laid_off:
+            end = replace(end, all_at_once=False)
+        return end
+
+    def meld_points(self, rules: Rules, meld: Meld) -> int:
+        """R51-VALUE: melding values, a joker counting as the card it stands for."""
+        return meld.points
+
+    def score(self, rules: Rules, end: scoring.HandEnd) -> scoring.HandScore:
+        """R51-SCORE (L14-DRY through :meth:`penalties`)."""
+        n = len(end.hands)
+        opened = end.opened if end.opened is not None else [True] * n
+        playing = end.playing if end.playing is not None else [True] * n
+        counts: list[scoring.Number] = [
+            0 if not playing[i] else
+            (100 if not opened[i] else sum(self.card_count(rules, c) for c in end.hands[i]))
+            for i in range(n)]
+        if end.went_out is None:
+            return scoring.HandScore(counts, list(counts), flags={"all_at_once": False})
+        counts[end.went_out] = 0
+        dry = end.all_at_once and not any(opened[i] for i in range(n) if i != end.went_out)
+        flags: dict[str, object] = {"all_at_once": end.all_at_once, "dry": dry}
+        flags.update(self.extra_flags(end))
+        return scoring.HandScore(counts, self.penalties(end, counts), flags=flags)
+
+    def penalties(self, end: scoring.HandEnd, counts: list[scoring.Number]
+                  ) -> list[scoring.Number]:
         """R51-SCORE: ×2 all at once, ×4 when the final discard was a joker."""
         factor = 1
-        if all_at_once:
-            factor = 4 if s.var.get("final_discard") == JOKER else 2
-        return [0 if i == went_out else c * factor for i, c in enumerate(counts)]
+        if end.all_at_once:
+            factor = 4 if end.final_discard == JOKER else 2
+        return [0 if i == end.went_out else c * factor for i, c in enumerate(counts)]
 
-    def extra_flags(self, s: GameState, all_at_once: bool) -> dict[str, object]:
+    def extra_flags(self, end: scoring.HandEnd) -> dict[str, object]:
         return {}
 
     def match_winners(self, state: GameState, rules: Rules) -> list[int] | None:
@@ -444,15 +456,18 @@ class Lebanese14Rules(Rummy51Rules):
                                 f"a joker may stand for {ident} in a run only once both "
                                 f"{ident}s are in melds on the table")
 
-    def penalties(self, s: GameState, counts: list[scoring.Number], went_out: int,
-                  all_at_once: bool) -> list[scoring.Number]:
-        """L14-DRY: ×2 with no joker used, ×1.5 with one, ×1 with two or more."""
-        if not all_at_once:
-            return [0 if i == went_out else c for i, c in enumerate(counts)]
-        jokers = s.turn_jokers
+    score_needs = ("opened", "all_at_once", "jokers_used")
+
+    def penalties(self, end: scoring.HandEnd, counts: list[scoring.Number]
+                  ) -> list[scoring.Number]:
+        """L14-DRY: ×2 with no joker used, ×1.5 with one, ×1 with two or more (halves round
+        up); an unopened loser's 100 becomes 200 / 150 / 100 likewise."""
+        if not end.all_at_once:
+            return [0 if i == end.went_out else c for i, c in enumerate(counts)]
+        jokers = end.jokers_used
         factor = 2.0 if jokers == 0 else 1.5 if jokers == 1 else 1.0
-        return [0 if i == went_out else scoring.round_half_up(float(c) * factor)
+        return [0 if i == end.went_out else scoring.round_half_up(float(c) * factor)
                 for i, c in enumerate(counts)]
 
-    def extra_flags(self, s: GameState, all_at_once: bool) -> dict[str, object]:
-        return {"jokers_used": s.turn_jokers if all_at_once else None}
+    def extra_flags(self, end: scoring.HandEnd) -> dict[str, object]:
+        return {"jokers_used": end.jokers_used if end.all_at_once else None}

@@ -38,6 +38,26 @@ def basic_count(rules: Rules, card: str) -> int:
 
 
 @dataclass(frozen=True)
+class HandEnd:
+    """The facts a hand's scoring depends on (what ``POST /v1/scores/hand`` takes)."""
+
+    hands: Sequence[Sequence[str]]
+    """The cards each seat still holds."""
+    went_out: int | None
+    """The seat that went out, or None when nobody did (BASIC-BLOCK)."""
+    all_at_once: bool = False
+    """The winner put the whole hand down in one turn (BASIC-RUMMY, R51-ALL-AT-ONCE)."""
+    opened: Sequence[bool] | None = None
+    """Per seat: has opened (R51/L14)."""
+    final_discard: str | None = None
+    """The winner's last discard (R51-SCORE: a joker quadruples)."""
+    jokers_used: int = 0
+    """Jokers the winner put down in an all-at-once finish (L14-DRY)."""
+    playing: Sequence[bool] | None = None
+    """Per seat: still in the match (R51-END eliminate_at); None = everyone."""
+
+
+@dataclass(frozen=True)
 class HandScore:
     counts: list[Number]
     """What each seat's remaining cards count (0 for the seat that went out)."""

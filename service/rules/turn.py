@@ -143,11 +143,32 @@ class VariantRules:
 
     # -- the end of a hand and of the match ----------------------------------------------
 
-    def score_hand(self, turn: Turn, went_out: int | None) -> scoring.HandScore:
-        state = turn.state
+    score_needs: tuple[str, ...] = ("all_at_once",)
+    """What :meth:`score` needs beyond the hands and who went out (for a stateless call)."""
+
+    def hand_end(self, turn: Turn, went_out: int | None) -> scoring.HandEnd:
+        """The facts of the hand that just ended, for :meth:`score`."""
+        s = turn.state
+        return scoring.HandEnd(
+            hands=s.hands, went_out=went_out,
+            all_at_once=went_out is not None and not s.tabled[went_out],
+            opened=list(s.melded), final_discard=s.var.get("final_discard"),
+            jokers_used=s.turn_jokers,
+            playing=[not out for out in s.out_of_match] if s.out_of_match else None)
+
+    def score(self, rules: Rules, end: scoring.HandEnd) -> scoring.HandScore:
+        """Score a hand (BASIC-SCORE, BASIC-RUMMY, BASIC-BLOCK): pure."""
         return scoring.score_basic(
-            turn.rules, [[self.card_count(turn.rules, c) for c in h] for h in state.hands],
-            went_out, all_at_once=went_out is not None and not state.tabled[went_out])
+            rules, [[self.card_count(rules, c) for c in h] for h in end.hands],
+            end.went_out, all_at_once=end.all_at_once)
+
+    def score_hand(self, turn: Turn, went_out: int | None) -> scoring.HandScore:
+        return self.score(turn.rules, self.hand_end(turn, went_out))
+
+    def meld_points(self, rules: Rules, meld: Meld) -> int:
+        """A meld's ``points`` for ``POST /v1/melds/check``: the sum of its cards' counting
+        values (R51 overrides: melding values)."""
+        return sum(self.card_count(rules, c) for c in meld.cards)
 
     def match_winners(self, state: GameState, rules: Rules) -> list[int] | None:
         return scoring.basic_winners(rules, state.totals, len(state.history))

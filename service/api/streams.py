@@ -1,0 +1,72 @@
+"""Server-sent events for the move log (``Accept: text/event-stream``).
+
+A stream holds one gunicorn thread for as long as it is open, so each worker process
+serves at most ``RUMMY_SSE_MAX_STREAMS`` streams at once (default: half its threads) and
+refuses more with ``503`` + ``Retry-After``; every stream ends after
+``RUMMY_SSE_MAX_SECONDS`` and the client resumes with ``Last-Event-ID`` (browsers'
+EventSource does this by itself). The other threads always remain for ordinary requests.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+from flask import Response, current_app
+
+from service.api.problems import Problem
+from service.config import Settings
+from service.referee import Referee, UnknownGame
+from service.store import StoreError
+
+POLL_SECONDS = 0.2
+
+
+class StreamSlots:
+    """How many event streams this worker process may still open."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._slots = threading.BoundedSemaphore(settings.stream_slots)
+
+    def acquire(self) -> bool:
+        return self._slots.acquire(blocking=False)
+
+    def release(self) -> None:
+        self._slots.release()
+
+
+def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) -> Response:
+    slots: StreamSlots = current_app.extensions["streams"]
+    if not slots.acquire():
+        raise Problem(503, "Service Unavailable",
+                      "too many event streams on this server; retry, or poll "
+                      "GET …/events?after=N", headers={"Retry-After": "2"})
+    settings = slots.settings
+
+    def generate() -> Iterator[str]:
+        try:
+            last = after
+            started = time.monotonic()
+            beat = started + settings.sse_heartbeat_seconds
+            yield "retry: 1000\n\n"
+            while time.monotonic() - started < settings.sse_max_seconds:
+                entries = referee.events(game_id, viewer, last, 200)
+                for entry in entries:
+                    last = entry["version"]
+                    yield f"id: {last}\nevent: move\ndata: {json.dumps(entry)}\n\n"
+                now = time.monotonic()
+                if now >= beat:
+                    yield ": heartbeat\n\n"
+                    beat = now + settings.sse_heartbeat_seconds
+                if not entries:
+                    time.sleep(POLL_SECONDS)
+        except (StoreError, UnknownGame) as exc:
+            yield f"event: error\ndata: {json.dumps({'detail': str(exc)})}\n\n"
+        finally:
+            slots.release()
+
+    return Response(generate(), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})

@@ -1,0 +1,104 @@
+"""Stateless checks for score-keeping apps and bots (``POST /v1/melds/check``,
+``POST /v1/scores/hand``): one meld, or one hand's end, judged under a variant's rules."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from service.rules.errors import Code, Reason
+from service.rules.melds import MeldError, Piece, check_meld
+from service.rules.ruleset import Rules, find_variant, resolve_rules
+from service.rules.scoring import HandEnd
+from service.rules.variants import variant_rules
+
+
+def check_one_meld(variant_id: str, overrides: Mapping[str, Any] | None,
+                   pieces: Sequence[Piece]) -> dict[str, Any]:
+    """Is ``pieces`` a valid meld on its own? Every reason it fails, the wild readings,
+    and its points (R51-VALUE in Rummy 51 / Lebanese 14, else the cards' counting values).
+
+    Conditions that depend on a table (whose run it is, what is already melded, the
+    opening) are not checked. Raises ``KeyError`` / ``RulesError`` for a bad variant or
+    knob.
+    """
+    variant = find_variant(variant_id)
+    rules = Rules.of(resolve_rules(variant, overrides))
+    vr = variant_rules(variant.id)
+    shape = vr.meld_shape(rules)
+    reasons: list[Reason] = []
+    deck = set(variant.deck())
+    for p in pieces:
+        if p.card not in deck:
+            reasons.append(Reason(Code.INVALID_MELD, "C-DECK",
+                                  f"{p.card} is not a card of the {variant.name} deck"))
+    if not reasons:
+        try:
+            meld = check_meld(pieces, shape)
+        except MeldError as exc:
+            reasons.extend(exc.reasons)
+        else:
+            return {"valid": True, "kind": meld.kind, "cards": list(meld.cards),
+                    "wilds": [{"index": i, "card": meld.cards[i], "as": ident}
+                              for i, ident in meld.wilds],
+                    "points": vr.meld_points(rules, meld), "errors": []}
+    return {"valid": False, "kind": None, "cards": [p.card for p in pieces], "wilds": [],
+            "points": None, "errors": [r.as_dict() for r in reasons]}
+
+
+class MissingFact(ValueError):
+    """The scoring of this variant needs facts the request did not give (or gave wrong):
+    ``problems`` is ``[(field, message)]``."""
+
+    def __init__(self, field: str, message: str, *more: tuple[str, str]) -> None:
+        self.problems = [(field, message), *more]
+        super().__init__("; ".join(f"{f}: {m}" for f, m in self.problems))
+
+
+def score_one_hand(variant_id: str, overrides: Mapping[str, Any] | None,
+                   facts: Mapping[str, Any]) -> dict[str, Any]:
+    """Score the end of one hand from ``facts`` (``went_out``, ``hands``, and what the
+    variant needs: ``opened``, ``all_at_once``, ``final_discard``, ``jokers_used``)."""
+    variant = find_variant(variant_id)
+    rules = Rules.of(resolve_rules(variant, overrides))
+    vr = variant_rules(variant.id)
+    hands: list[list[str]] = [list(h) for h in facts["hands"]]
+    n = len(hands)
+    if not variant.min_players <= n <= variant.max_players:
+        raise MissingFact("hands", f"one hand per player: {variant.name} is for "
+                                   f"{variant.min_players} to {variant.max_players} players")
+    went_out = facts.get("went_out")
+    if went_out is not None and not 0 <= went_out < n:
+        raise MissingFact("went_out", f"must be a seat from 0 to {n - 1} or null")
+    deck = variant.deck()
+    for seat, hand in enumerate(hands):
+        for card in hand:
+            if card not in deck:
+                raise MissingFact(f"hands.{seat}", f"{card} is not a card of the "
+                                                   f"{variant.name} deck")
+    needs = [name for name in vr.score_needs if facts.get(name) is None
+             and _needed(name, went_out, facts)]
+    if needs:
+        why = f"{variant.name} scoring needs it for this hand"
+        raise MissingFact(needs[0], why, *((name, why) for name in needs[1:]))
+    opened = facts.get("opened")
+    if opened is not None and len(opened) != n:
+        raise MissingFact("opened", "one true/false per player is required")
+    end = HandEnd(hands=hands, went_out=went_out,
+                  all_at_once=bool(facts.get("all_at_once") or False),
+                  opened=opened, final_discard=facts.get("final_discard"),
+                  jokers_used=int(facts.get("jokers_used") or 0))
+    result = vr.score(rules, end)
+    return {"scores": result.scores, "counts": result.counts,
+            "going_rummy": result.going_rummy, **result.flags}
+
+
+def _needed(name: str, went_out: int | None, facts: Mapping[str, Any]) -> bool:
+    """Whether fact ``name`` matters for this hand."""
+    if name == "opened":
+        return True
+    if went_out is None:
+        return False
+    if name in ("final_discard", "jokers_used"):
+        return bool(facts.get("all_at_once"))
+    return True
