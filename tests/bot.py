@@ -2,6 +2,11 @@
 
 Not a legal-move generator for clients; it plays well enough to finish hands (melds it
 finds among 3- and 4-card combinations, every lay-off that fits, a random discard).
+
+Dummy: it lays its contract down when the meld search finds one, lays off from the next
+turn on, discards a card the referee accepts (DUMMY-DISCARD), and other seats sometimes
+claim a cut-in. Wrotham: deals 1–3 as basic rummy (plus a joker exchange when it holds
+the card); in the late deals it goes down only with all its cards but one.
 """
 
 from __future__ import annotations
@@ -21,9 +26,12 @@ from service.rules import (
     check_meld,
     meld_shape,
 )
+from service.rules.cards import JOKER
+from service.rules.dummy import DummyRules, read_as
 from service.rules.engine import shape_of
-from service.rules.moves import Discard, Draw, LayOff, MeldMove, Move
+from service.rules.moves import CutIn, Discard, Draw, LayOff, MeldMove, Move, SwapJoker
 from service.rules.search import best_combination, candidate_melds
+from service.rules.wrotham import is_late_deal
 
 
 def find_meld(state: GameState, seat: int, rng: Random) -> tuple[Piece, ...] | None:
@@ -62,8 +70,159 @@ def find_opening(state: GameState, seat: int, must_use: str | None = None,
     return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found))
 
 
+def _melds_move(melds: list[Meld]) -> MeldMove:
+    return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in melds))
+
+
+def find_contract(state: GameState, seat: int) -> MeldMove | None:
+    """Dummy: melds of the hand that make up the seat's contract (DUMMY-CONTRACTS), leaving
+    a card to discard, if the meld search finds them."""
+    shape = shape_of(state)
+    hand = state.hands[seat]
+    needs = sorted(DummyRules.current(state, seat).needs, key=lambda n: -n.size)
+    kinds: dict[tuple[str, ...], dict[str, Meld | None]] = {}
+
+    def as_kind(meld: Meld, kind: str) -> Meld | None:
+        options = kinds.setdefault(meld.cards, {})
+        if kind not in options:
+            options[kind] = read_as([Piece(c) for c in meld.cards], shape, kind)
+        return options[kind]
+
+    candidates = sorted(candidate_melds(hand, shape), key=lambda m: len(m.cards))
+    steps = 0
+
+    def dfs(i: int, left: list[str], chosen: list[Meld]) -> list[Meld] | None:
+        nonlocal steps
+        if i == len(needs):
+            return list(chosen) if left else None
+        for meld in candidates:
+            steps += 1
+            if steps > 3000:
+                return None
+            if len(meld.cards) < needs[i].size or len(meld.cards) >= len(left):
+                continue
+            rest = list(left)
+            try:
+                for card in meld.cards:
+                    rest.remove(card)
+            except ValueError:
+                continue
+            reading = as_kind(meld, needs[i].kind)
+            if reading is None:
+                continue
+            chosen.append(reading)
+            found = dfs(i + 1, rest, chosen)
+            chosen.pop()
+            if found is not None:
+                return found
+        return None
+
+    found = dfs(0, list(hand), [])
+    return None if found is None else _melds_move(found)
+
+
+def find_all_but_one(state: GameState, seat: int) -> MeldMove | None:
+    """Wrotham late deals: melds holding every card of the hand but one (WROTHAM-LATE)."""
+    shape = shape_of(state)
+    hand = state.hands[seat]
+    for spare in sorted(set(hand)):
+        if spare == state.taken and state.taken_before == 0:
+            continue
+        rest = list(hand)
+        rest.remove(spare)
+        candidates = candidate_melds(rest, shape)
+
+        def cover(left: list[str], chosen: list[Meld],
+                  candidates: list[Meld] = candidates) -> list[Meld] | None:
+            if not left:
+                return list(chosen)
+            first = min(left)
+            for meld in candidates:
+                if first not in meld.cards:
+                    continue
+                remaining = list(left)
+                try:
+                    for card in meld.cards:
+                        remaining.remove(card)
+                except ValueError:
+                    continue
+                chosen.append(meld)
+                found = cover(remaining, chosen)
+                chosen.pop()
+                if found is not None:
+                    return found
+            return None
+
+        found = cover(rest, [])
+        if found:
+            return _melds_move(found)
+    return None
+
+
+def legal_discard(state: GameState, seat: int, rng: Random | None = None) -> Discard:
+    """A discard the engine accepts (the first one tried, in hand order or shuffled)."""
+    hand = state.hands[seat]
+    cards = [c for c in hand if c != state.taken] or list(hand)
+    if rng is not None:
+        cards = rng.sample(cards, len(cards))
+    for card in cards:
+        if _legal(state, seat, Discard(card)):
+            return Discard(card)
+    return Discard(cards[0])
+
+
+def _choose_dummy(state: GameState, seat: int, rng: Random) -> Move:
+    if state.phase == "draw":
+        if state.discard and not state.melded[seat] and rng.random() < 0.3:
+            return Draw("discard")
+        return Draw("stock")
+    hand = state.hands[seat]
+    if not state.melded[seat]:
+        found = find_contract(state, seat)
+        if found is not None and _legal(state, seat, found):
+            return found
+    elif state.tabled[seat] and len(hand) > 1:
+        pairs = [(m.id, c) for m in state.melds for c in sorted(set(hand))]
+        rng.shuffle(pairs)
+        for meld_id, card in pairs[:60]:
+            move = LayOff(meld_id, (Piece(card),))
+            if _legal(state, seat, move):
+                return move
+    return legal_discard(state, seat, rng)
+
+
+def _choose_wrotham_late(state: GameState, seat: int, rng: Random) -> Move:
+    if state.phase == "draw":
+        return Draw("discard" if state.discard and rng.random() < 0.3 else "stock")
+    found = find_all_but_one(state, seat)
+    if found is not None:
+        return found
+    return legal_discard(state, seat, rng)
+
+
+def _joker_swap(state: GameState, seat: int) -> Move | None:
+    """Wrotham: exchange a melded joker for the card it stands for, when held."""
+    hand = state.hands[seat]
+    for meld in state.melds:
+        for card, ident in zip(meld.cards, meld.idents, strict=True):
+            if card == JOKER and ident in hand:
+                move = SwapJoker(meld.id, ident)
+                if _legal(state, seat, move):
+                    return move
+    return None
+
+
 def choose_move(state: GameState, seat: int, rng: Random) -> Move:
     """A move for ``seat`` that the engine will most likely accept."""
+    if state.variant == "dummy":
+        return _choose_dummy(state, seat, rng)
+    if state.variant == "wrotham":
+        if is_late_deal(state, Rules.of(state.rules)):
+            return _choose_wrotham_late(state, seat, rng)
+        if state.phase == "play" and rng.random() < 0.5:
+            swap = _joker_swap(state, seat)
+            if swap is not None:
+                return swap
     if state.phase == "draw":
         if state.discard and rng.random() < 0.3:
             return Draw("discard")
@@ -120,21 +279,22 @@ def play(
     """Play until the match ends or ``max_moves`` moves were applied."""
     moves = 0
     while state.status == "playing" and moves < max_moves:
+        claim = maybe_cut_in(state, rng)
+        if claim is not None:
+            claimant, move = claim
+            new, events = apply(state, claimant, move, rng)
+            if on_move is not None:
+                on_move(state, claimant, move, new, events)
+            state = new
+            moves += 1
+            continue
         seat = state.turn
         move = choose_move(state, seat, rng)
         try:
             new, events = apply(state, seat, move, rng)
         except Violation:
             # fall back to a plain discard / draw
-            move = (
-                Draw("stock")
-                if state.phase == "draw"
-                else Discard(
-                    next(c for c in state.hands[seat] if c != state.taken)
-                    if any(c != state.taken for c in state.hands[seat])
-                    else state.hands[seat][0]
-                )
-            )
+            move = Draw("stock") if state.phase == "draw" else legal_discard(state, seat)
             new, events = apply(state, seat, move, rng)
         if on_move is not None:
             on_move(state, seat, move, new, events)
@@ -143,4 +303,15 @@ def play(
     return state, moves
 
 
-__all__ = ["choose_move", "find_meld", "meld_shape", "play"]
+def maybe_cut_in(state: GameState, rng: Random) -> tuple[int, Move] | None:
+    """Dummy with ``cut_ins``: sometimes a seat out of turn claims the top discard
+    (DUMMY-CUTIN), when the engine accepts it."""
+    if (state.variant != "dummy" or not state.rules.get("cut_ins") or state.phase != "draw"
+            or not state.var.get("cut_in", {}).get("open") or rng.random() > 0.4):
+        return None
+    seats = [s for s in range(state.players_count) if s != state.turn]
+    seat = rng.choice(seats)
+    return (seat, CutIn()) if _legal(state, seat, CutIn()) else None
+
+
+__all__ = ["choose_move", "find_meld", "legal_discard", "maybe_cut_in", "meld_shape", "play"]

@@ -220,7 +220,7 @@ class Events(MethodView):
     def get(self, game_id: str, after: int, limit: int | None) -> Response:
         """The move log from version ``after``: the public's view, or a seat's (token)."""
         referee = _referee()
-        viewer = referee.viewer(game_id, _bearer()) if _has_auth() else None
+        viewer = referee.viewer(game_id, _bearer() if _has_auth() else None)  # 404 first
         if "text/event-stream" in request.headers.get("Accept", ""):
             last = request.headers.get("Last-Event-ID", "").strip()
             start = int(last) if last.isdigit() else after

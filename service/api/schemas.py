@@ -431,8 +431,7 @@ class HealthSchema(ma.Schema):
 
 
 class LegalMovesQuerySchema(ma.Schema):
-    limit = fields.Integer(load_default=500, strict=True, validate=validate.Range(min=1,
-                                                                                   max=5000),
+    limit = fields.Integer(load_default=500, validate=validate.Range(min=1, max=5000),
                            metadata={"description": "most moves listed; `truncated` says "
                                                     "when the list was cut"})
 
@@ -458,9 +457,9 @@ class LegalMovesSchema(ma.Schema):
 
 
 class EventsQuerySchema(ma.Schema):
-    after = fields.Integer(load_default=0, strict=True, validate=validate.Range(min=0),
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0),
                            metadata={"description": "entries with a version above this"})
-    limit = fields.Integer(load_default=None, allow_none=True, strict=True,
+    limit = fields.Integer(load_default=None, allow_none=True,
                            validate=validate.Range(min=1, max=10_000))
 
 

@@ -129,7 +129,7 @@ def contains(held: Iterable[str], wanted: Iterable[str]) -> list[str]:
     return missing
 
 
-def remove(held: list[str], cards: Iterable[str]) -> list[str]:
+def remove(held: Iterable[str], cards: Iterable[str]) -> list[str]:
     """``held`` without one copy of each of ``cards`` (which it must contain)."""
     out = list(held)
     for card in cards:

@@ -208,7 +208,7 @@ def apply(state: GameState, seat: int, move: Move,
     variant, rules, vr = context(state)
     rng = rng or _SYSTEM_RANDOM
     if state.status != "playing":
-        raise Violation(Code.GAME_FINISHED, f"{variant.rule_prefix}-END",
+        raise Violation(Code.GAME_FINISHED, f"{vr.rule_prefix}-END",
                         "the match is over")
     if not 0 <= seat < state.players_count:
         raise Violation(Code.NOT_YOUR_TURN, "C-SEAT", f"no seat {seat} in this game")

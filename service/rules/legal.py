@@ -100,11 +100,11 @@ def legal_moves(state: GameState, seat: int, limit: int = 500) -> LegalMoves:
         text = repr(wire)
         if text in seen or not _accepts(state, seat, move):
             continue
+        if len(results) == limit:
+            answer.truncated = True  # one more legal move than the list may hold
+            break
         seen.add(text)
         results.append(wire)
-        if len(results) >= limit:
-            answer.truncated = True
-            break
     answer.moves = _ordered(results)
     answer.compound = compound_action(state, seat)
     return answer

@@ -105,21 +105,45 @@ def _pos_rank(pos: int) -> int:
 # Public entry points
 
 
-def check_meld(pieces: Sequence[Piece], shape: MeldShape) -> Meld:
-    """The best valid reading of ``pieces`` as a new meld; raise :class:`MeldError`."""
+Accept = Callable[["Meld"], Reason | None]
+"""A table-dependent condition on readings (e.g. L14-JOKER-RUN): None if the reading is
+allowed, else why not."""
+
+
+def _best(readings: list[Meld], accept: Accept | None,
+          key: Callable[[Meld], tuple[int, ...]]) -> Meld:
+    """The best of ``readings`` that ``accept`` allows; MeldError if it allows none."""
+    allowed = readings if accept is None else [m for m in readings if accept(m) is None]
+    if allowed:
+        return max(allowed, key=key)
+    assert accept is not None
+    best = max(readings, key=key)
+    reason = accept(best)
+    assert reason is not None
+    raise MeldError([reason])
+
+
+def _new_meld_key(m: Meld) -> tuple[int, ...]:
+    return (m.points, m.kind == "run", m.start)
+
+
+def check_meld(pieces: Sequence[Piece], shape: MeldShape, accept: Accept | None = None) -> Meld:
+    """The best valid reading of ``pieces`` as a new meld (among those ``accept`` allows);
+    raise :class:`MeldError`."""
     reasons = _precheck(pieces, shape)
-    if reasons:
-        raise MeldError(reasons)
     readings: list[Meld] = []
     set_problem = _read_set(pieces, shape, readings)
     run_problem = _read_run(pieces, shape, readings)
-    if readings:
-        return max(readings, key=lambda m: (m.points, m.kind == "run", m.start))
-    raise MeldError([r for r in (set_problem, run_problem) if r is not None])
+    structural = any(r.code is not Code.TOO_MANY_WILDS for r in reasons)
+    if not readings and not structural:
+        reasons += [r for r in (set_problem, run_problem) if r is not None]
+    if reasons:
+        raise MeldError(reasons)
+    return _best(readings, accept, _new_meld_key)
 
 
 def extend_meld(meld: Meld, pieces: Sequence[Piece], shape: MeldShape,
-                end: str | None = None) -> Meld:
+                end: str | None = None, accept: Accept | None = None) -> Meld:
     """``meld`` with ``pieces`` laid off on it (C-LAYOFF); raise :class:`MeldError`.
 
     Cards already on the table keep their places and identities; new run cards go at the
@@ -135,9 +159,9 @@ def extend_meld(meld: Meld, pieces: Sequence[Piece], shape: MeldShape,
         problem = _read_set([*old, *pieces], shape, readings, require_rank=meld.start)
         if problem is not None:
             raise MeldError([Reason(Code.INVALID_LAY_OFF, problem.rule, problem.detail)])
-        extended = readings[0]
+        extended = _best(readings, accept, _new_meld_key)
     else:
-        extended = _extend_run(meld, pieces, shape, end)
+        extended = _extend_run(meld, pieces, shape, end, accept)
     if shape.max_wilds is not None and extended.wild_count(shape) > shape.max_wilds:
         raise MeldError([Reason(Code.TOO_MANY_WILDS, shape.wild_rule,
                                 f"a meld may hold at most {shape.max_wilds} wild(s)")])
@@ -367,7 +391,7 @@ def _read_run(pieces: Sequence[Piece], shape: MeldShape, out: list[Meld]) -> Rea
 
 
 def _extend_run(meld: Meld, pieces: Sequence[Piece], shape: MeldShape,
-                end: str | None) -> Meld:
+                end: str | None, accept: Accept | None) -> Meld:
     n = len(pieces)
     suits = {ident[1] for ident in meld.idents if ident[1] != OPEN_SUIT}
     suit = suits.pop() if shape.run_same_suit and suits else None
@@ -405,4 +429,4 @@ def _extend_run(meld: Meld, pieces: Sequence[Piece], shape: MeldShape,
         raise MeldError([Reason(Code.INVALID_LAY_OFF, "C-LAYOFF",
                                 f"{' '.join(p.card for p in pieces)} cannot extend the run "
                                 f"{' '.join(meld.idents)}{where}")])
-    return max(readings, key=lambda m: (m.points, m.start + len(m.cards)))
+    return _best(readings, accept, lambda m: (m.points, m.start + len(m.cards)))

@@ -145,7 +145,28 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          "cards; auto: the referee announces.", ("required", "auto")),
     Knob("joker_penalty", "int", "R51-SCORE",
          "What a joker left in hand counts.", minimum=0, maximum=500),
+    Knob("run_same_suit", "bool", "DUMMY-RUN",
+         "Runs must be of one suit (false: a run may mix suits)."),
+    Knob("playable_discard", "enum", "DUMMY-DISCARD",
+         "forbid: a discard that would fit a meld on the table as a lay-off is refused, "
+         "unless it is the last card or every card in hand would fit; allow.",
+         ("forbid", "allow")),
+    Knob("cut_ins", "bool", "DUMMY-CUTIN",
+         "A player out of turn may claim the top discard (with the top 3 stock cards) before "
+         "the next player draws from the stock; the next player has priority."),
 )}
+
+
+class ContractsMatchEndKnob(Knob):
+    """DUMMY-END's ``match_end``: ``{"contracts": N}`` (N at most 12, the number of
+    contracts) or ``{"deals": N}``."""
+
+    def check(self, value: Any) -> Any:
+        out = super().check(value)
+        if out.get("contracts", 0) > 12:
+            raise RulesError(self.name, 'must be {"contracts": N} with N from 1 to 12 or '
+                                        '{"deals": N} with N a positive integer')
+        return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -267,7 +288,56 @@ LEBANESE14 = Variant(
     dealer_extra=1, dealer_starts=True, defaults=_R51_DEFAULTS, knob_overrides=_R51_KNOBS,
 )
 
-VARIANTS: dict[str, Variant] = {v.id: v for v in (BASIC, RUMMY51, LEBANESE14)}
+DUMMY = Variant(
+    id="dummy", name="Dummy rummy", rule_prefix="DUMMY", decks=2, jokers=4, wild_twos=True,
+    min_players=2, max_players=4, upcard=True, set_max=None, set_distinct_suits=False,
+    run_same_suit=False, deal_sizes=dict.fromkeys(range(2, 5), 13),
+    defaults={
+        "run_same_suit": False,
+        "playable_discard": "forbid",
+        "cut_ins": False,
+        "stock_exhausted": "shuffle",
+        "max_stock_rebuilds": 3,
+        "match_end": {"contracts": 12},
+    },
+    knob_overrides={
+        "match_end": ContractsMatchEndKnob(
+            "match_end", "match_end", "DUMMY-END",
+            'After the hand in which someone completes contract N ({"contracts": 12}: the '
+            "lowest total among those who completed them all wins), or after a number of "
+            "deals (lowest total wins).", ("contracts", "deals")),
+    },
+)
+"""Dummy rummy (RULES.md DUMMY): its twelve contracts are in :mod:`service.rules.dummy`."""
+
+WROTHAM = Variant(
+    id="wrotham", name="Wrotham rummy", rule_prefix="WROTHAM", decks=1, jokers=3,
+    wild_twos=False, min_players=2, max_players=6, upcard=False, set_max=4,
+    set_distinct_suits=True, run_same_suit=True, deal_sizes=dict.fromkeys(range(2, 7), 7),
+    starter_extra=1,
+    defaults={
+        "ace": "low",
+        "melds_per_turn": "unlimited",
+        "lay_off_requires_own_meld": False,
+        "must_discard_to_go_out": False,
+        "scoring": "winner_collects",
+        "going_rummy": "double",
+        "stock_exhausted": "shuffle",
+        "max_stock_rebuilds": 3,
+        "joker_penalty": 15,
+        "match_end": {"deals": 6},
+    },
+    knob_overrides={
+        "joker_penalty": Knob("joker_penalty", "int", "WROTHAM-SCORE",
+                              "What a joker left in hand counts.", minimum=0, maximum=500),
+        "match_end": Knob("match_end", "match_end", "WROTHAM-LATE",
+                          "The number of deals (six); the last three are late deals, "
+                          "in which a player goes down all at once.", ("deals",)),
+    },
+)
+"""Wrotham rummy (RULES.md WROTHAM): the starting player gets 8 cards, no upcard."""
+
+VARIANTS: dict[str, Variant] = {v.id: v for v in (BASIC, RUMMY51, LEBANESE14, DUMMY, WROTHAM)}
 
 
 def find_variant(variant_id: str) -> Variant:
@@ -343,6 +413,9 @@ class Rules:
     allow_take_from_meld: bool = False
     last_card_call: str = "auto"
     joker_penalty: int = 0
+    run_same_suit: bool = True
+    playable_discard: str = "allow"
+    cut_ins: bool = False
 
     @staticmethod
     def of(values: Mapping[str, Any]) -> Rules:

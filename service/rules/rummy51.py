@@ -20,7 +20,15 @@ from random import Random
 from service.rules import scoring, search
 from service.rules.cards import JOKER, rank_of, remove
 from service.rules.errors import Code, Reason, Violation
-from service.rules.melds import Meld, MeldError, Piece, check_meld, extend_meld, meld_from_table
+from service.rules.melds import (
+    Accept,
+    Meld,
+    MeldError,
+    Piece,
+    check_meld,
+    extend_meld,
+    meld_from_table,
+)
 from service.rules.moves import Discard, SwapJoker, TakeFromMeld
 from service.rules.ruleset import Rules
 from service.rules.state import GameState, TableMeld
@@ -84,7 +92,6 @@ class Rummy51Rules(VariantRules):
 
     def check_meld_action(self, turn: Turn, melds: Sequence[Meld],
                           lay_offs: Sequence[LaidOff]) -> None:
-        self._check_wild_runs(turn, [(m, None) for m in melds])
         if lay_offs:
             self.check_lay_offs(turn, lay_offs, in_meld_action=True)
         if turn.opened:
@@ -113,21 +120,19 @@ class Rummy51Rules(VariantRules):
         if reasons:
             raise Violation.of(reasons)
 
+    def check_lay_off_target(self, turn: Turn, target: TableMeld,
+                             pieces: Sequence[Piece]) -> None:
+        """R51-JOKER-OPP: a joker may not be laid off on an opponent's run."""
+        if target.kind == "run" and target.owner != turn.seat and any(
+                p.card == JOKER for p in pieces):
+            raise Violation(Code.WILD_NOT_ALLOWED, "R51-JOKER-OPP",
+                            "a joker may not be laid off on an opponent's run")
+
     def check_lay_offs(self, turn: Turn, lay_offs: Sequence[LaidOff],
                        in_meld_action: bool = False) -> None:
         if not turn.opened and not in_meld_action:
             raise Violation(Code.NOT_OPENED, "R51-OPEN",
                             "lay-offs come only after your opening")
-        for lo in lay_offs:
-            jokers = [p for p in lo.pieces if p.card == JOKER]
-            if jokers and lo.target.kind == "run" and lo.target.owner != turn.seat:
-                raise Violation(Code.WILD_NOT_ALLOWED, "R51-JOKER-OPP",
-                                "a joker may not be laid off on an opponent's run")
-        self._check_wild_runs(turn, [(lo.extended, lo.target) for lo in lay_offs])
-
-    def _check_wild_runs(self, turn: Turn, melds: Sequence[tuple[Meld, TableMeld | None]]
-                         ) -> None:
-        """L14-JOKER-RUN (none in R51)."""
 
     def check_discard(self, turn: Turn, move: Discard) -> None:
         s = turn.state
@@ -177,10 +182,8 @@ class Rummy51Rules(VariantRules):
 
     def _candidates(self, turn: Turn, hand: Sequence[str]) -> list[Meld]:
         found = search.candidate_melds(hand, turn.shape)
-        return [m for m in found if self._wild_runs_ok(turn.state, m)]
-
-    def _wild_runs_ok(self, state: GameState, meld: Meld) -> bool:
-        return True
+        accept = self.reading_filter(turn)
+        return found if accept is None else [m for m in found if accept(m) is None]
 
     def _layable(self, turn: Turn, card: str) -> bool:
         for target in turn.state.melds:
@@ -189,12 +192,28 @@ class Rummy51Rules(VariantRules):
             current = meld_from_table(target.kind, target.cards, target.idents, target.start,
                                       turn.shape)
             try:
-                extended = extend_meld(current, (Piece(card),), turn.shape)
+                extend_meld(current, (Piece(card),), turn.shape,
+                            accept=self.reading_filter(turn))
             except MeldError:
                 continue
-            if self._wild_runs_ok(turn.state, extended):
-                return True
+            return True
         return False
+
+    def _lay_off_points(self, turn: Turn, card: str) -> list[int]:
+        """The melding points laying ``card`` off would add, one per meld that takes it."""
+        points = []
+        for target in turn.state.melds:
+            if card == JOKER and target.kind == "run" and target.owner != turn.seat:
+                continue
+            current = meld_from_table(target.kind, target.cards, target.idents, target.start,
+                                      turn.shape)
+            try:
+                extended = extend_meld(current, (Piece(card),), turn.shape,
+                                       accept=self.reading_filter(turn))
+            except MeldError:
+                continue
+            points.append(extended.points - current.points)
+        return points
 
     def _can_use(self, turn: Turn, hand: Sequence[str], card: str, need_points: int) -> bool:
         """Could ``card`` (in ``hand``) still go on the table this turn, with
@@ -204,10 +223,23 @@ class Rummy51Rules(VariantRules):
         need = max(0, need_points - turn.state.turn_points)
         candidates = self._candidates(turn, hand)
         if not turn.opened:
+            target = max(rules.opening_points, need)
             found = search.best_combination(
-                hand, candidates, need_points=max(rules.opening_points, need), must_use=card,
+                hand, candidates, need_points=target, must_use=card,
                 need_clean_run=rules.opening_requires_clean_run, keep=keep)
-            return found is not None
+            if found is not None:
+                return True
+            if not rules.opening_counts_lay_offs:
+                return False
+            # the card laid off in the opening action, after its melds (R51-OPEN)
+            rest = remove(list(hand), [card])
+            rest_melds = [m for m in candidates if card not in m.cards
+                          or m.cards.count(card) <= rest.count(card)]
+            return any(search.best_combination(
+                rest, rest_melds, need_points=target - added,
+                need_clean_run=rules.opening_requires_clean_run, keep=keep,
+                require_any=True) is not None
+                for added in sorted(set(self._lay_off_points(turn, card)), reverse=True))
         if need <= 0:
             if len(hand) - 1 >= keep and self._layable(turn, card):
                 return True
@@ -291,7 +323,6 @@ class Rummy51Rules(VariantRules):
         from_hand = remove(pieces, taken)
         turn.holds(from_hand)
         readings = turn.readings(move.melds)
-        self._check_wild_runs(turn, [(m, None) for m in readings])
         turn.check_leaves(from_hand)
         turn.hand.extend(taken)
         turn.place_melds(readings)
@@ -405,8 +436,30 @@ class Lebanese14Rules(Rummy51Rules):
         """L14-ACE: an ace is worth 10 everywhere."""
         return 10
 
+    @property
+    def rule_prefix(self) -> str:
+        """L14 is R51 except as its own rules say: shared rules cite R51's ids."""
+        return "R51"
+
     def _draw_rule(self) -> str:
         return "L14-DRAW"
+
+    def reading_filter(self, turn: Turn) -> Accept:
+        """L14-JOKER-RUN: a joker stands in a run only for a card both copies of which are
+        already in melds on the table (sets are exempt)."""
+        melds = turn.state.melds
+
+        def accept(meld: Meld) -> Reason | None:
+            if meld.kind != "run":
+                return None
+            for i, ident in meld.wilds:
+                if meld.cards[i] == JOKER and sum(m.cards.count(ident) for m in melds) < 2:
+                    return Reason(Code.WILD_NOT_ALLOWED, "L14-JOKER-RUN",
+                                  f"a joker may stand for {ident} in a run only once both "
+                                  f"{ident}s are in melds on the table")
+            return None
+
+        return accept
 
     def check_discard(self, turn: Turn, move: Discard) -> None:
         super().check_discard(turn, move)
@@ -429,32 +482,6 @@ class Lebanese14Rules(Rummy51Rules):
                 raise Violation(Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
                                 f"after this, {self.discard_draw_points} points could no "
                                 "longer be put down this turn")
-
-    def _wild_runs_ok(self, state: GameState, meld: Meld) -> bool:
-        if meld.kind != "run":
-            return True
-        return all(self._burned(state, ident) for i, ident in meld.wilds
-                   if meld.cards[i] == JOKER)
-
-    @staticmethod
-    def _burned(state: GameState, ident: str) -> bool:
-        """Both copies of ``ident`` are already in melds on the table (L14-JOKER-RUN)."""
-        return sum(m.cards.count(ident) for m in state.melds) >= 2
-
-    def _check_wild_runs(self, turn: Turn, melds: Sequence[tuple[Meld, TableMeld | None]]
-                         ) -> None:
-        for meld, target in melds:
-            if meld.kind != "run":
-                continue
-            old = set() if target is None else {
-                ident for c, ident in zip(target.cards, target.idents, strict=True)
-                if c == JOKER}
-            for i, ident in meld.wilds:
-                if meld.cards[i] != JOKER or ident in old or self._burned(turn.state, ident):
-                    continue
-                raise Violation(Code.WILD_NOT_ALLOWED, "L14-JOKER-RUN",
-                                f"a joker may stand for {ident} in a run only once both "
-                                f"{ident}s are in melds on the table")
 
     score_needs = ("opened", "all_at_once", "jokers_used")
 

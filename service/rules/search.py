@@ -105,16 +105,24 @@ def _run_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
                     combo = [*cards, *wilds[:gaps]]
                     if Counter(combo) <= Counter(hand):
                         yield combo
+                    if gaps < len(wilds) and len(cards) > 1:
+                        # a wild in place of one natural, keeping that card in hand
+                        for i in range(len(cards)):
+                            other = [*cards[:i], *cards[i + 1:], *wilds[:gaps + 1]]
+                            if Counter(other) <= Counter(hand):
+                                yield other
 
 
 def best_combination(hand: Sequence[str], melds: Sequence[Meld], *, need_points: int = 0,
                      must_use: str | None = None, need_clean_run: bool = False,
-                     keep: int = 0, limit: int = 20_000) -> list[Meld] | None:
+                     keep: int = 0, limit: int = 20_000,
+                     require_any: bool = False) -> list[Meld] | None:
     """Disjoint ``melds`` drawn from ``hand`` meeting every condition, or None.
 
     ``need_points``: their points add up to at least this; ``must_use``: one of them holds
     this card; ``need_clean_run``: one is a run without wilds; ``keep``: at least this many
-    cards stay in hand. Depth-first over melds, richest first, giving up after ``limit``
+    cards stay in hand; ``require_any``: at least one meld even when nothing else is asked.
+    Depth-first over melds, richest first, giving up after ``limit``
     steps (it then answers None: the search only ever claims what it has found).
     """
     ordered = sorted(melds, key=lambda m: -m.points)
@@ -152,6 +160,6 @@ def best_combination(hand: Sequence[str], melds: Sequence[Meld], *, need_points:
                 return None
         return None
 
-    if need_points <= 0 and must_use is None and not need_clean_run:
+    if need_points <= 0 and must_use is None and not need_clean_run and not require_any:
         return []
     return dfs(0, have, [], 0)

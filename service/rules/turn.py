@@ -17,6 +17,7 @@ from service.rules import scoring
 from service.rules.cards import JOKER, contains, remove
 from service.rules.errors import Code, Reason, Violation
 from service.rules.melds import (
+    Accept,
     Meld,
     MeldError,
     MeldShape,
@@ -59,6 +60,15 @@ class VariantRules:
     def __init__(self, variant: Variant) -> None:
         self.variant = variant
 
+    @property
+    def rule_prefix(self) -> str:
+        """The prefix of the variant's own rule ids (L14 shares R51's)."""
+        return self.variant.rule_prefix
+
+    def reading_filter(self, turn: Turn) -> Accept | None:
+        """A table-dependent condition meld readings must meet (L14-JOKER-RUN), if any."""
+        return None
+
     # -- shape and values ----------------------------------------------------------------
 
     def meld_shape(self, rules: Rules) -> MeldShape:
@@ -71,10 +81,9 @@ class VariantRules:
             max_wilds=rules.max_wilds_per_meld,
             flexible_twos=self.variant.wild_twos,
             meld_value=self.meld_value(rules),
-            set_rule=f"{self.variant.rule_prefix}-SET",
-            run_rule=f"{self.variant.rule_prefix}-RUN" if self.variant.id != "basic"
-            else "C-RUN",
-            wild_rule=f"{self.variant.rule_prefix}-WILDS",
+            set_rule=f"{self.rule_prefix}-SET",
+            run_rule=f"{self.rule_prefix}-RUN" if self.variant.id != "basic" else "C-RUN",
+            wild_rule=f"{self.rule_prefix}-WILDS",
         )
 
     def meld_value(self, rules: Rules) -> Callable[[int, bool], int]:
@@ -101,6 +110,16 @@ class VariantRules:
     def check_draw(self, turn: Turn, source: str) -> None:
         """Refuse a draw the variant forbids (the generic checks are done)."""
 
+    def before_draw(self, turn: Turn, source: str) -> None:
+        """What happens as an accepted draw is made, before the card is taken (DUMMY-CUTIN:
+        a pending cut-in is granted or voided). Nothing in basic rummy."""
+
+    def read_melds(self, turn: Turn, melds: Sequence[Sequence[Piece]]) -> list[Meld]:
+        """The readings of a meld action's new melds (C-MELD: the best valid one of each).
+        A variant may refuse the action here or pick other valid readings (DUMMY-CONTRACTS:
+        the ones that fit the contract)."""
+        return turn.readings(melds)
+
     def check_meld_action(self, turn: Turn, melds: Sequence[Meld],
                           lay_offs: Sequence[LaidOff]) -> None:
         """Refuse a meld action (new melds, then lay-offs) the variant forbids."""
@@ -111,6 +130,10 @@ class VariantRules:
                             f"at most {limit} new meld(s) per turn")
         if lay_offs:
             self.check_lay_offs(turn, lay_offs, in_meld_action=True)
+
+    def check_lay_off_target(self, turn: Turn, target: TableMeld,
+                             pieces: Sequence[Piece]) -> None:
+        """Refuse laying ``pieces`` on ``target`` before the meld is even extended."""
 
     def check_lay_offs(self, turn: Turn, lay_offs: Sequence[LaidOff],
                        in_meld_action: bool = False) -> None:
@@ -201,12 +224,12 @@ class Turn:
 
     def phase(self, wanted: str, what: str) -> None:
         s = self.state
+        if s.discard_only and what != "discard":
+            raise Violation(Code.WRONG_PHASE, f"{self.vr.rule_prefix}-FIRST",
+                            f"cannot {what} now: the dealer's first action is a discard only")
         if s.phase != wanted:
             now = "draw first" if s.phase == "draw" else "you have already drawn"
             raise Violation(Code.WRONG_PHASE, "C-TURN", f"cannot {what} now: {now}")
-        if s.discard_only and what != "discard":
-            raise Violation(Code.WRONG_PHASE, f"{self.variant.rule_prefix}-FIRST",
-                            f"cannot {what} now: the dealer's first action is a discard only")
 
     def holds(self, cards: Sequence[str]) -> None:
         missing = contains(self.hand, cards)
@@ -218,7 +241,7 @@ class Turn:
         """A meld or lay-off must leave a hand that can still end the turn."""
         left = remove(self.hand, used)
         if not left and self.rules.must_discard_to_go_out:
-            raise Violation(Code.MUST_DISCARD_TO_GO_OUT, f"{self.variant.rule_prefix}-OUT",
+            raise Violation(Code.MUST_DISCARD_TO_GO_OUT, f"{self.vr.rule_prefix}-OUT",
                             "this would leave no card to discard; keep one to go out")
         taken = self.state.taken
         if taken is not None and left == [taken] and self.state.taken_before == 0:
@@ -237,7 +260,7 @@ class Turn:
         reasons: list[Reason] = []
         for i, pieces in enumerate(melds):
             try:
-                readings.append(check_meld(pieces, self.shape))
+                readings.append(check_meld(pieces, self.shape, self.vr.reading_filter(self)))
             except MeldError as exc:
                 prefix = (f"meld {i + 1} ({' '.join(p.card for p in pieces)}): "
                           if len(melds) > 1 else "")
@@ -251,10 +274,12 @@ class Turn:
         if target is None:
             raise Violation(Code.UNKNOWN_MELD, "C-LAYOFF", f"no meld {move.meld_id!r} on the "
                             f"table ({', '.join(m.id for m in self.state.melds) or 'none yet'})")
+        self.vr.check_lay_off_target(self, target, move.cards)
         current = meld_from_table(target.kind, target.cards, target.idents, target.start,
                                   self.shape)
         try:
-            extended = extend_meld(current, move.cards, self.shape, move.end)
+            extended = extend_meld(current, move.cards, self.shape, move.end,
+                                   self.vr.reading_filter(self))
         except MeldError as exc:
             raise Violation.of(exc.reasons) from None
         return LaidOff(target, move.cards, extended)
@@ -267,6 +292,7 @@ class Turn:
         if move.source == "discard" and not s.discard:
             raise Violation(Code.EMPTY_PILE, "C-TURN", "the discard pile is empty")
         self.vr.check_draw(self, move.source)
+        self.vr.before_draw(self, move.source)
         if move.source == "discard":
             card = s.discard.pop()
             s.taken, s.taken_before = card, self.hand.count(card)
@@ -311,7 +337,7 @@ class Turn:
         used = [p.card for m in move.melds for p in m] + [
             p.card for lo in move.lay_offs for p in lo.cards]
         self.holds(used)
-        readings = self.readings(move.melds)
+        readings = self.vr.read_melds(self, move.melds)
         new_ids = [f"m{self.state.meld_seq + i + 1}" for i in range(len(readings))]
         bad = [lo.meld_id for lo in move.lay_offs if lo.meld_id in new_ids]
         if bad:
@@ -428,6 +454,8 @@ class Turn:
         s.dealer = s.next_seat(s.dealer)
         arranged = s.deals[0] if s.deals else None
         s.deals = s.deals[1:]
+        if any(s.out_of_match):
+            arranged = None  # arranged for a full table: with a seat out, shuffle
         self.events.extend(deal_hand(s, self.variant, self.vr, self.rng, arranged))
 
     # -- the other moves -----------------------------------------------------------------

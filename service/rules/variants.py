@@ -6,14 +6,18 @@ subclass overriding only the steps where its rules differ from basic rummy's.
 
 from __future__ import annotations
 
-from service.rules.ruleset import BASIC, LEBANESE14, RUMMY51
+from service.rules.dummy import DummyRules
+from service.rules.ruleset import BASIC, DUMMY, LEBANESE14, RUMMY51, WROTHAM
 from service.rules.rummy51 import Lebanese14Rules, Rummy51Rules
 from service.rules.turn import VariantRules
+from service.rules.wrotham import WrothamRules
 
 _RULES: dict[str, VariantRules] = {
     "basic": VariantRules(BASIC),
     "rummy51": Rummy51Rules(RUMMY51),
     "lebanese14": Lebanese14Rules(LEBANESE14),
+    "dummy": DummyRules(DUMMY),
+    "wrotham": WrothamRules(WROTHAM),
 }
 
 

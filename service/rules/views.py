@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.rules import dummy
 from service.rules.state import GameState
 
 PUBLIC = None
@@ -39,6 +40,10 @@ def public_view(state: GameState, game_id: str, version: int) -> dict[str, Any]:
         "winners": state.winners if state.status == "finished" else None,
         "arranged": state.arranged,
     }
+    if state.variant == "dummy":  # DUMMY-CONTRACTS, DUMMY-CUTIN
+        contracts, view["cut_in"] = dummy.public_facts(state)
+        for seat, facts in zip(view["seats"], contracts, strict=True):
+            seat["contract"] = facts
     return view
 
 
