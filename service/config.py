@@ -60,6 +60,15 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def _flag(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"must be 1/0, true/false, yes/no or on/off, got {text!r}")
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -186,6 +195,10 @@ class Settings:
     sse_heartbeat_seconds: float = field(
         default=15.0, metadata=_env("RUMMY_SSE_HEARTBEAT_SECONDS", _positive_float)
     )
+
+    #: RUMMY_BENCHMARK: 1 serves the benchmark's ceiling endpoint (one Redis GET + SET);
+    #: never set it in production.
+    benchmark: bool = field(default=False, metadata=_env("RUMMY_BENCHMARK", _flag))
 
     @property
     def stream_slots(self) -> int:
