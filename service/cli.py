@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import json
 import os
 import signal
 import subprocess
@@ -109,6 +110,16 @@ def _parser() -> argparse.ArgumentParser:
         "--threads", type=_positive_int, help="threads per worker (default: RUMMY_THREADS or 4)"
     )
     commands.add_parser("version", help="print the version")
+    check = commands.add_parser(
+        "verify",
+        help="replay a game's log through the engine and check its deal commitments",
+        description=(
+            "Recompute each revealed deal's commitment and replay the game's move log "
+            "through the engine, comparing every event (needs REDIS_URL). Exit 0 when "
+            "verified, 1 when not, 2 when the game cannot be read."
+        ),
+    )
+    check.add_argument("game_id", help="the game to verify")
     return parser
 
 
@@ -215,6 +226,32 @@ def _serve_with(
     return supervisor.run(gunicorn_command(), env)
 
 
+def verify_game(game_id: str) -> int:
+    """``rummy-referee verify GAME_ID``: print the verification report as JSON."""
+    from service.referee import Referee, RefereeError
+    from service.store import GameStore, StoreError, make_client
+
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    if settings.redis_url is None:
+        print(f"{PROG}: verify needs REDIS_URL (the Redis that holds the game)",
+              file=sys.stderr)
+        return 2
+    client = make_client(settings.redis_url, socket_timeout=settings.redis_socket_timeout)
+    try:
+        report = Referee(GameStore(client)).verify(game_id)
+    except (RefereeError, StoreError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        client.close()
+    print(json.dumps(report, indent=2))
+    return 0 if report["verified"] else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -223,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "version":
         print(f"{PROG} {version()}")
         return 0
+    if args.command == "verify":
+        return verify_game(args.game_id)
     parser.print_help(sys.stderr)
     return 2
 

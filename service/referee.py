@@ -5,8 +5,10 @@ This module joins the pure rules engine (:mod:`service.rules`) to the store
 and commits the new state with one compare-and-set. It knows nothing of HTTP; it raises
 :class:`RefereeError` subclasses that the HTTP layer maps to statuses.
 
-A game's stored document is JSON: ``{"state": <GameState dict>, "tokens": [<sha256 of each
-seat's token>]}``. Tokens are ``<game_id>.<seat>.<secret>``; only their hashes are stored.
+A game's stored document is JSON: ``{"state": <GameState.to_compact()>, "tokens": [<sha256
+of each seat's token>]}`` (``GameState.from_dict`` also reads the plain ``to_dict()`` form
+that games stored by earlier versions hold). Tokens are ``<game_id>.<seat>.<secret>``; only
+their hashes are stored.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from service.rules import GameState, Move, apply, move_to_dict, new_game
 from service.rules.legal import legal_moves
+from service.rules.verify import verify as verify_log
 from service.rules.views import public_view, redact_event, seat_view
 from service.store import (
     GameNotFound,
@@ -29,6 +32,10 @@ from service.store import (
     Loaded,
     VersionConflict,
 )
+
+LOG_ONLY_EVENTS = frozenset({"deal_revealed"})
+"""Events kept for the move log only: a finished hand's revealed deal is for auditing
+(``GET …/events``, ``…/verify``), not part of a move's answer."""
 
 MAX_ATTEMPTS = 8
 """Compare-and-set attempts for a move without ``If-Match`` before giving up (503)."""
@@ -106,7 +113,7 @@ class Referee:
         state, _events = new_game(variant, players, rules, dealer, deals)
         game_id = new_game_id()
         tokens = [f"{game_id}.{seat}.{secrets.token_urlsafe(24)}" for seat in range(len(players))]
-        doc = {"state": state.to_dict(), "tokens": [_token_hash(t) for t in tokens]}
+        doc = {"state": state.to_compact(), "tokens": [_token_hash(t) for t in tokens]}
         self.store.create(game_id, _encode(doc))
         body = {
             "game_id": game_id,
@@ -202,6 +209,19 @@ class Referee:
             out.append(record)
         return out
 
+    def verify(self, game_id: str) -> dict[str, Any]:
+        """Replay the game's log through the engine and check its deal commitments."""
+        loaded, doc = self._load(game_id)
+        state = GameState.from_dict(doc["state"])
+        try:
+            records = self.store.log(game_id, 0, loaded.version)
+        except GameNotFound:
+            raise UnknownGame(game_id) from None
+        report = verify_log(state, [json.loads(raw) for _, raw in records]).as_dict()
+        report["game_id"] = game_id
+        report["version"] = loaded.version
+        return report
+
     # -- moves ---------------------------------------------------------------------------
 
     def play(self, game_id: str, token: str | None, move: Move, *,
@@ -229,11 +249,12 @@ class Referee:
             new_state, events = apply(state, seat, move)
             version = loaded.version + 1
             body = {"game": seat_view(new_state, game_id, version, seat),
-                    "events": [redact_event(e, seat) for e in events]}
+                    "events": [redact_event(e, seat) for e in events
+                               if e["type"] not in LOG_ONLY_EVENTS]}
             if dry_run:
                 return Answer(body, version)
             response = _encode(body)
-            new_doc = {"state": new_state.to_dict(), "tokens": doc["tokens"]}
+            new_doc = {"state": new_state.to_compact(), "tokens": doc["tokens"]}
             log_record = _encode({"version": version, "seat": seat, "move": move_to_dict(move),
                                   "events": events})
             idem = (scope, fingerprint, response) if scope is not None else None

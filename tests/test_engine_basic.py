@@ -657,7 +657,7 @@ def test_c_out_ends_the_hand(steps: list[tuple[int, str]], how: str) -> None:
     assert (end["went_out"], end["reason"], end["hand_number"]) == (0, "out", 1)
     assert end["counts"] == [0, S1_COUNT_LOW]
     assert events_of(events, how)
-    assert [e["type"] for e in events][-2:] == ["hand_end", "dealt"]
+    assert [e["type"] for e in events][-3:] == ["hand_end", "deal_revealed", "dealt"]
     _after_hand(state, 2, 0)
 
 

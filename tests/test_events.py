@@ -158,7 +158,9 @@ def test_the_public_log_has_one_entry_per_move_and_no_hidden_card(
                                  "card": "6H"}]
     assert log[6]["events"] == [{"type": "draw", "seat": 1, "source": "stock"}]
     # hand 1 ends with seat 0 going rummy; hand 2 is dealt in the same entry
-    assert [e["type"] for e in log[5]["events"]] == ["meld", "hand_end", "dealt"]
+    # the finished hand's deal is revealed in the log (provably fair deals)
+    assert [e["type"] for e in log[5]["events"]] == ["meld", "hand_end", "deal_revealed",
+                                                    "dealt"]
     (end1,) = events_of(log[5], "hand_end")
     assert end1["hand_number"] == 1
     assert end1["went_out"] == 0
@@ -174,15 +176,23 @@ def test_the_public_log_has_one_entry_per_move_and_no_hidden_card(
     assert dealt["hand_counts"] == [10, 10]
     assert dealt["stock_count"] == 52 - 21
     # hand 2 ends the match
-    assert [e["type"] for e in log[8]["events"]] == ["discard", "hand_end", "game_end"]
+    assert [e["type"] for e in log[8]["events"]] == ["discard", "hand_end", "deal_revealed",
+                                                    "game_end"]
     (end2,) = events_of(log[8], "hand_end")
     assert end2["hand_number"] == 2
     assert end2["scores"] == [0, 2 * C_COUNT_0]
     assert end2["totals"] == [2 * B_COUNT_1, 2 * C_COUNT_0]
     (over,) = events_of(log[8], "game_end")
     assert over["winners"] == [1]
-    # no hidden card: seat 0's hand 2 never shows (only KD, discarded in hand 1)
-    public = set(strings(log))
+    # no hidden card: seat 0's hand 2 never shows (only KD, discarded in hand 1) until the
+    # hand is over, when its deal is revealed in the same entry as its end
+    for entry in log:
+        types = [e["type"] for e in entry["events"]]
+        if "deal_revealed" in types:
+            assert types.index("deal_revealed") == types.index("hand_end") + 1
+    before_reveals = [{**entry, "events": [e for e in entry["events"]
+                                           if e["type"] != "deal_revealed"]} for entry in log]
+    public = set(strings(before_reveals))
     assert set(C_HANDS[0]) & public == {"KD"}
     for entry in log:
         for event in entry["events"]:

@@ -518,6 +518,12 @@ C_HANDS = [["KS", "KH", "KD", "JS", "JH", "JD", "TS", "TD", "9S", "9D"],
            ["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"]]
 
 
+def without_commitments(answer: dict[str, Any]) -> dict[str, Any]:
+    events = [{k: v for k, v in e.items() if k != "commitment"} for e in answer["events"]]
+    game = {k: v for k, v in answer["game"].items() if k != "deal_commitment"}
+    return {**answer, "events": events, "game": game}
+
+
 def dry_then_real(game: Game, seat: int, move: dict[str, Any]) -> dict[str, Any]:
     before = game.snapshot()
     dry = game.move(seat, move, "?dry_run=true")
@@ -525,7 +531,8 @@ def dry_then_real(game: Game, seat: int, move: dict[str, Any]) -> dict[str, Any]
     assert game.snapshot() == before, f"the dry run of {move} stored something"
     real = game.move(seat, move)
     assert real.status_code == 200, (move, real.get_data(as_text=True))
-    assert dry.get_json() == real.get_json(), move
+    # a next deal's commitment hides a fresh random seed: the one thing that may differ
+    assert without_commitments(dry.get_json()) == without_commitments(real.get_json()), move
     assert dry.headers["ETag"] == real.headers["ETag"]
     answer: dict[str, Any] = real.get_json()
     return answer

@@ -33,6 +33,7 @@ from service.rules import (
     seat_view,
 )
 from service.rules.cards import JOKER, standard_deck
+from service.rules.legal import compound_action
 from service.rules.moves import (
     Discard,
     Draw,
@@ -42,6 +43,7 @@ from service.rules.moves import (
     SwapJoker,
     Take,
     TakeFromMeld,
+    move_from_dict,
 )
 from service.rules.search import candidate_melds
 
@@ -202,6 +204,9 @@ def rescue_moves(state: GameState, seat: int) -> Iterator[Move]:
     """Every lay-off of one card and every meld the hand can make: the way out of a turn
     whose obligation the bot did not see (the engine promises a turn can always end)."""
     hand = state.hands[seat]
+    compound = compound_action(state, seat)
+    if compound is not None and compound["example"] is not None:
+        yield move_from_dict(compound["example"])
     for meld in state.melds:
         for card in sorted(set(hand)):
             yield LayOff(meld.id, (Piece(card),))

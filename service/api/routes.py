@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+import marshmallow as ma
 from flask import Response, current_app, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
@@ -26,9 +27,26 @@ from service.rules.ruleset import VARIANTS, default_rules
 
 
 class Parser(FlaskParser):
-    """webargs parser answering 400 (not 422) for a malformed request."""
+    """webargs parser answering 400 (not 422) for a malformed request.
+
+    webargs instantiates a schema given as a class on every request; this parser makes one
+    instance per class and reuses it (marshmallow schemas keep no state between loads).
+    """
 
     DEFAULT_VALIDATION_STATUS = 400
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._schemas: dict[type[ma.Schema], ma.Schema] = {}
+
+    def _get_schema(self, argmap: Any, req: Any) -> ma.Schema:
+        if isinstance(argmap, type) and issubclass(argmap, ma.Schema):
+            schema = self._schemas.get(argmap)
+            if schema is None:
+                schema = self._schemas.setdefault(argmap, argmap())
+            return schema
+        made: ma.Schema = super()._get_schema(argmap, req)
+        return made
 
 
 class ApiBlueprint(Blueprint):
@@ -185,9 +203,11 @@ class Moves(MethodView):
         except MalformedMove as exc:
             raise _bad_field(exc.field, exc.message) from None
         key = _idempotency_key()
-        canonical = json.dumps(request.get_json(silent=True), sort_keys=True,
-                               separators=(",", ":"))
-        fingerprint = hashlib.sha256(f"{dry_run}|{canonical}".encode()).hexdigest()
+        fingerprint = ""  # what identifies the request for an idempotent retry
+        if key is not None:
+            canonical = json.dumps(request.get_json(silent=True), sort_keys=True,
+                                   separators=(",", ":"))
+            fingerprint = hashlib.sha256(f"{dry_run}|{canonical}".encode()).hexdigest()
         answer = _referee().play(game_id, _bearer(), move, if_match=_if_match(),
                                  idempotency_key=key, fingerprint=fingerprint, dry_run=dry_run)
         resp = _view_answer(answer, private=True)
@@ -229,6 +249,16 @@ class Events(MethodView):
         body = {"game_id": game_id, "after": after, "entries": entries,
                 "last_version": entries[-1]["version"] if entries else after}
         return _json(body, private=viewer is not None)
+
+
+@blp.route("/games/<game_id>/verify")
+class Verify(MethodView):
+    @blp.response(200, schemas.VerifySchema)
+    @_problems(404)
+    def get(self, game_id: str) -> Response:
+        """Replay the move log through the engine and check every revealed deal against the
+        commitment published when it was dealt (provably fair deals)."""
+        return _json(_referee().verify(game_id))
 
 
 def _has_auth() -> bool:

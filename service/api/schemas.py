@@ -97,8 +97,14 @@ def _all_knobs() -> list[Knob]:
         for name in variant.defaults:
             knob = variant.knob(name)
             old = merged.get(name)
-            if old is not None and old.choices:
-                knob = replace(knob, choices=tuple(dict.fromkeys(old.choices + knob.choices)))
+            if old is not None:
+                # one description for every variant (the general one), the allowed values of
+                # all of them (GET /v1/variants has each variant's own)
+                general = KNOBS.get(name, old)
+                knob = replace(general, choices=tuple(dict.fromkeys(old.choices
+                                                                    + knob.choices)),
+                               description=general.description + " Allowed values differ "
+                               "by variant: see GET /v1/variants.")
             merged[name] = knob
     return [merged[name] for name in KNOBS if name in merged]
 
@@ -175,6 +181,22 @@ class MeldViewSchema(ma.Schema):
     wilds = fields.List(fields.Nested(WildSchema), required=True)
 
 
+class ContractSchema(ma.Schema):
+    class Meta:
+        unknown = ma.INCLUDE
+
+    number = fields.Integer(required=True, metadata={"description": "1..12 (DUMMY-CONTRACTS)"})
+    text = fields.String(metadata={"description": "the contract in words"})
+    down = fields.Boolean(required=True, metadata={"description": "laid down this hand"})
+    completed = fields.Integer(metadata={"description": "contracts completed so far"})
+    cut_ins = fields.Integer(metadata={"description": "cut-ins this hand (DUMMY-CUTIN)"})
+
+
+class CutInWindowSchema(ma.Schema):
+    open = fields.Boolean(required=True)
+    claims = fields.List(fields.Integer(), required=True)
+
+
 class SeatSummarySchema(ma.Schema):
     seat = fields.Integer(required=True)
     name = fields.String(required=True)
@@ -184,6 +206,8 @@ class SeatSummarySchema(ma.Schema):
     total = fields.Float(required=True)
     out_of_match = fields.Boolean(required=True, metadata={
         "description": "eliminated (R51-END eliminate_at)"})
+    contract = fields.Nested(ContractSchema, metadata={
+        "description": "Dummy rummy: the seat's current contract"})
 
 
 class TurnSchema(ma.Schema):
@@ -224,6 +248,11 @@ class PublicViewSchema(ma.Schema):
     hands_played = fields.List(fields.Nested(HandResultSchema), required=True)
     winners = fields.List(fields.Integer(), allow_none=True, required=True)
     arranged = fields.Boolean(required=True)
+    cut_in = fields.Nested(CutInWindowSchema, metadata={
+        "description": "Dummy rummy with cut_ins: the cut-in window and its claims"})
+    deal_commitment = fields.String(allow_none=True, required=True, metadata={
+        "description": "SHA-256 over a secret seed and this hand's deal, revealed in the "
+                       "log (deal_revealed) when the hand ends"})
 
 
 class SeatViewSchema(PublicViewSchema):
@@ -544,3 +573,17 @@ class ScoreHandResultSchema(ma.Schema):
     scores = fields.List(fields.Float(), required=True)
     counts = fields.List(fields.Float(), required=True)
     going_rummy = fields.Boolean(required=True)
+
+
+class VerifySchema(ma.Schema):
+    game_id = fields.String(required=True)
+    version = fields.Integer(required=True)
+    verified = fields.Boolean(required=True, metadata={
+        "description": "every revealed deal matches its commitment and every logged move "
+                       "replays to the logged events"})
+    hands_verified = fields.Integer(required=True)
+    moves_replayed = fields.Integer(required=True)
+    moves_pending = fields.Integer(required=True, metadata={
+        "description": "moves of the hand still being played (its deal is not revealed "
+                       "yet)"})
+    problems = fields.List(fields.String(), required=True)

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from random import Random
 from typing import Any
 
+from service.rules import fairness
 from service.rules.cards import CardError, canonical, multiset
 from service.rules.errors import Code, Violation
 from service.rules.melds import MeldShape
@@ -70,8 +71,13 @@ def context(state: GameState) -> tuple[Variant, Rules, VariantRules]:
 
 def new_game(variant_id: str, players: Sequence[str], rules: Mapping[str, Any] | None = None,
              dealer: int | None = None, deals: Sequence[Mapping[str, Any]] | None = None,
-             rng: Random | None = None) -> tuple[GameState, list[Event]]:
-    """A new game with hand 1 dealt; raise :class:`SetupError` or ``RulesError``."""
+             rng: Random | None = None, *, first_deal: dict[str, Any] | None = None
+             ) -> tuple[GameState, list[Event]]:
+    """A new game with hand 1 dealt; raise :class:`SetupError` or ``RulesError``.
+
+    ``first_deal`` (internal form, stock top last) deals hand 1 as given without checks:
+    the verifier replays revealed deals with it.
+    """
     rng = rng or _SYSTEM_RANDOM
     try:
         variant = find_variant(variant_id)
@@ -91,7 +97,7 @@ def new_game(variant_id: str, players: Sequence[str], rules: Mapping[str, Any] |
                       totals=[0] * n, arranged=bool(arranged), deals=arranged[1:],
                       out_of_match=[False] * n)
     events = deal_hand(state, variant, variant_rules(variant.id), rng,
-                       arranged[0] if arranged else None)
+                       first_deal or (arranged[0] if arranged else None))
     return state, events
 
 
@@ -186,10 +192,13 @@ def deal_hand(state: GameState, variant: Variant, vr: VariantRules, rng: Random,
     state.melded = [False] * n
     state.reset_turn()
     vr.first_turn(state)
+    is_arranged = arranged is not None and bool(arranged.get("arranged", True))
+    commitment = fairness.commit(state, rng, arranged=is_arranged)
     return [{
         "type": "dealt", "hand_number": state.hand_number, "dealer": state.dealer,
         "first": state.turn, "upcard": discard[-1] if discard else None,
         "stock_count": len(stock), "hand_counts": [len(h) for h in hands],
+        "commitment": commitment, "arranged": is_arranged,
         "private": {str(seat): {"hand": sorted(h)} for seat, h in enumerate(hands)},
     }]
 

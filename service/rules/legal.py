@@ -2,9 +2,15 @@
 
 Exact by construction: candidate moves are generated from the hand and the table, and each
 is kept only if the engine itself accepts it (:func:`~service.rules.engine.apply` on the
-state, nothing stored). Compound meld actions (a Rummy 51 opening, a Dummy contract, a
-Wrotham all-at-once finish) are too many to list: whether one exists is answered with one
-example, found by the meld search.
+state, nothing stored). Candidates that a cheap test proves the engine would refuse are not
+asked about: a lay-off of a card whose rank cannot stand next to the run or in the set, a
+joker swap for a card of another rank than the joker's, a single meld worth less than the
+opening before a Rummy 51 / Lebanese 14 player has opened (each test is a necessary
+condition of the engine's own check, so the list stays exactly what it accepts).
+
+Compound meld actions (a Rummy 51 opening, a Dummy contract, a Wrotham all-at-once finish)
+are too many to list: whether one exists is answered with one example, found by the meld
+search.
 """
 
 from __future__ import annotations
@@ -14,10 +20,10 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from service.rules.cards import JOKER
+from service.rules.cards import JOKER, rank_of
 from service.rules.engine import apply, context
 from service.rules.errors import Violation
-from service.rules.melds import Piece
+from service.rules.melds import MeldShape, Piece
 from service.rules.moves import (
     CutIn,
     Discard,
@@ -28,8 +34,10 @@ from service.rules.moves import (
     SwapJoker,
     move_to_dict,
 )
-from service.rules.search import best_combination, candidate_melds
-from service.rules.state import GameState
+from service.rules.rummy51 import Rummy51Rules
+from service.rules.search import candidate_melds
+from service.rules.state import GameState, TableMeld
+from service.rules.turn import Turn
 
 
 @dataclass
@@ -47,12 +55,37 @@ class LegalMoves:
                 "truncated": self.truncated, "compound": self.compound}
 
 
-def _accepts(state: GameState, seat: int, move: Move) -> bool:
+def _accepts(state: GameState, seat: int, move: Move, rng: Random | None = None) -> bool:
     try:
-        apply(state, seat, move, Random(0))
+        apply(state, seat, move, rng or Random(0))
     except Violation:
         return False
     return True
+
+
+def _pos_rank(pos: int) -> int:
+    return (pos - 1) % 13 + 1
+
+
+def _may_lay_off(target: TableMeld, card: str, end: str | None, shape: MeldShape) -> bool:
+    """False when ``card`` alone certainly cannot be laid off on ``target`` (at ``end``):
+    a natural card joins a set of its rank only, and a run only at the position just below
+    or just above it (melds.extend_meld places it there or nowhere)."""
+    if shape.is_wild(card):
+        return True
+    rank = rank_of(card)
+    if target.kind == "set":
+        return rank == target.start
+    below = end != "high" and rank == _pos_rank(target.start - 1)
+    above = end != "low" and rank == _pos_rank(target.start + len(target.cards))
+    return below or above
+
+
+def _may_swap(target: TableMeld, card: str) -> bool:
+    """False when no joker of ``target`` could be swapped for ``card``: a joker is given up
+    only for a card of the rank it stands for (R51-SWAP, WROTHAM-SWAP)."""
+    return any(c == JOKER and ident[0] == card[0]
+               for c, ident in zip(target.cards, target.idents, strict=True))
 
 
 def _candidates(state: GameState, seat: int) -> Iterator[Move]:
@@ -67,16 +100,22 @@ def _candidates(state: GameState, seat: int) -> Iterator[Move]:
     _, rules, vr = context(state)
     shape = vr.meld_shape(rules)
     if not state.discard_only:
+        # R51-OPEN: before opening, one meld must be worth the opening by itself (a
+        # meld's points under the variant's reading filter are at most its best reading's)
+        least = (rules.opening_points if isinstance(vr, Rummy51Rules)
+                 and not state.melded[seat] else 0)
         for meld in candidate_melds(hand, shape):
-            yield MeldMove(((*(Piece(c) for c in meld.cards),),))
+            if meld.points >= least:
+                yield MeldMove(((*(Piece(c) for c in meld.cards),),))
         for target in state.melds:
             for card in distinct:
                 for end in ("low", "high") if target.kind == "run" else (None,):
-                    yield LayOff(target.id, (Piece(card),), end)
+                    if _may_lay_off(target, card, end, shape):
+                        yield LayOff(target.id, (Piece(card),), end)
         for target in state.melds:
             if JOKER in target.cards:
                 for card in distinct:
-                    if card != JOKER:
+                    if card != JOKER and _may_swap(target, card):
                         yield SwapJoker(target.id, card)
     for card in distinct:
         yield Discard(card)
@@ -95,10 +134,11 @@ def legal_moves(state: GameState, seat: int, limit: int = 500) -> LegalMoves:
         return answer
     seen: set[str] = set()
     results: list[dict[str, Any]] = []
+    rng = Random(0)  # shuffles a candidate may cause (a new deal) do not change the verdict
     for move in _candidates(state, seat):
         wire = move_to_dict(move)
         text = repr(wire)
-        if text in seen or not _accepts(state, seat, move):
+        if text in seen or not _accepts(state, seat, move, rng):
             continue
         if len(results) == limit:
             answer.truncated = True  # one more legal move than the list may hold
@@ -121,27 +161,22 @@ def _ordered(moves: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def compound_action(state: GameState, seat: int) -> dict[str, Any] | None:
     """Whether the seat can make the variant's compound meld action now, with an example.
 
-    Rummy 51 / Lebanese 14: the opening (R51-OPEN). None where the variant has none or it
-    does not apply (already opened, not the play phase).
+    Rummy 51 / Lebanese 14: the opening (R51-OPEN), holding the card taken from the
+    discard pile when there is one. None where the variant has none or it does not apply
+    (already opened, not the play phase).
     """
     if state.phase != "play" or state.discard_only or state.turn != seat:
         return None
-    _, rules, vr = context(state)
-    if not rules.opening_points or state.melded[seat]:
+    variant, rules, vr = context(state)
+    if not isinstance(vr, Rummy51Rules) or state.melded[seat]:
         return None
     hand = state.hands[seat]
-    shape = vr.meld_shape(rules)
     pending = state.taken if state.taken is not None and hand.count(
         state.taken) > state.taken_before else None
-    found = best_combination(hand, candidate_melds(hand, shape),
-                             need_points=max(rules.opening_points, 1), must_use=pending,
-                             need_clean_run=rules.opening_requires_clean_run,
-                             keep=1 if rules.must_discard_to_go_out else 0)
-    example = None
-    if found:
-        move = MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found))
-        if _accepts(state, seat, move):
-            example = move_to_dict(move)
+    turn = Turn(state.copy(), seat, variant, rules, vr, Random(0))
+    need = vr.discard_draw_points if state.taken is not None else 0
+    move = vr.opening_move(turn, hand, pending, need)
+    example = move_to_dict(move) if move is not None and _accepts(state, seat, move) else None
     return {"kind": "opening", "rule": "R51-OPEN", "exists": example is not None,
             "example": example}
 

@@ -13,6 +13,7 @@ when the card could not be used, a meld or lay-off that would strand it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from random import Random
@@ -29,7 +30,7 @@ from service.rules.melds import (
     extend_meld,
     meld_from_table,
 )
-from service.rules.moves import Discard, SwapJoker, TakeFromMeld
+from service.rules.moves import Discard, LayOff, MeldMove, SwapJoker, TakeFromMeld
 from service.rules.ruleset import Rules
 from service.rules.state import GameState, TableMeld
 from service.rules.turn import Event, LaidOff, Turn, VariantRules
@@ -199,8 +200,36 @@ class Rummy51Rules(VariantRules):
             return True
         return False
 
-    def _lay_off_points(self, turn: Turn, card: str) -> list[int]:
-        """The melding points laying ``card`` off would add, one per meld that takes it."""
+    def opening_move(self, turn: Turn, hand: Sequence[str], must_use: str | None,
+                     need_points: int = 0) -> MeldMove | None:
+        """An opening (R51-OPEN) ``hand`` can lay down now, holding ``must_use`` if given,
+        worth at least ``need_points`` too; found by the meld search (constructive)."""
+        rules = turn.rules
+        keep = 1 if rules.must_discard_to_go_out else 0
+        target = max(rules.opening_points, need_points)
+        candidates = self._candidates(turn, hand)
+        found = search.best_combination(
+            hand, candidates, need_points=max(target, 1), must_use=must_use,
+            need_clean_run=rules.opening_requires_clean_run, keep=keep)
+        if found is not None:
+            return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found))
+        if must_use is None or not rules.opening_counts_lay_offs:
+            return None
+        # the card laid off in the opening action, after its melds (R51-OPEN)
+        rest = remove(hand, [must_use])
+        rest_melds = [m for m in candidates if Counter(m.cards) <= Counter(rest)]
+        for meld_id, added in sorted(self._lay_off_points(turn, must_use),
+                                     key=lambda x: -x[1]):
+            found = search.best_combination(
+                rest, rest_melds, need_points=target - added,
+                need_clean_run=rules.opening_requires_clean_run, keep=keep, require_any=True)
+            if found is not None:
+                return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found),
+                                (LayOff(meld_id, (Piece(must_use),)),))
+        return None
+
+    def _lay_off_points(self, turn: Turn, card: str) -> list[tuple[str, int]]:
+        """``(meld id, melding points added)`` for each table meld ``card`` can go on."""
         points = []
         for target in turn.state.melds:
             if card == JOKER and target.kind == "run" and target.owner != turn.seat:
@@ -212,7 +241,7 @@ class Rummy51Rules(VariantRules):
                                        accept=self.reading_filter(turn))
             except MeldError:
                 continue
-            points.append(extended.points - current.points)
+            points.append((target.id, extended.points - current.points))
         return points
 
     def _can_use(self, turn: Turn, hand: Sequence[str], card: str, need_points: int) -> bool:
@@ -223,23 +252,7 @@ class Rummy51Rules(VariantRules):
         need = max(0, need_points - turn.state.turn_points)
         candidates = self._candidates(turn, hand)
         if not turn.opened:
-            target = max(rules.opening_points, need)
-            found = search.best_combination(
-                hand, candidates, need_points=target, must_use=card,
-                need_clean_run=rules.opening_requires_clean_run, keep=keep)
-            if found is not None:
-                return True
-            if not rules.opening_counts_lay_offs:
-                return False
-            # the card laid off in the opening action, after its melds (R51-OPEN)
-            rest = remove(list(hand), [card])
-            rest_melds = [m for m in candidates if card not in m.cards
-                          or m.cards.count(card) <= rest.count(card)]
-            return any(search.best_combination(
-                rest, rest_melds, need_points=target - added,
-                need_clean_run=rules.opening_requires_clean_run, keep=keep,
-                require_any=True) is not None
-                for added in sorted(set(self._lay_off_points(turn, card)), reverse=True))
+            return self.opening_move(turn, hand, card, need) is not None
         if need <= 0:
             if len(hand) - 1 >= keep and self._layable(turn, card):
                 return True

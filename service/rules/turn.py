@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from service.rules import scoring
+from service.rules import fairness, scoring
 from service.rules.cards import JOKER, contains, remove
 from service.rules.errors import Code, Reason, Violation
 from service.rules.melds import (
@@ -325,6 +325,7 @@ class Turn:
             self.end_hand(None, "stock_exhausted")
             return False
         s.rebuilds += 1
+        fairness.record_rebuild(s)
         self.events.append({"type": "stock_rebuilt", "policy": policy,
                             "rebuilds": s.rebuilds, "stock_count": len(s.stock),
                             "discard_count": len(s.discard)})
@@ -442,6 +443,9 @@ class Turn:
         s.history.append(record)
         s.totals = [scoring.tidy(t + d) for t, d in zip(s.totals, result.scores, strict=True)]
         self.events.append({"type": "hand_end", **record, "totals": list(s.totals)})
+        revealed = fairness.reveal(s)
+        if revealed is not None:
+            self.events.append(revealed)
         s.var.pop("final_discard", None)
         winners = self.vr.match_winners(s, self.rules)
         if winners is not None:
@@ -454,7 +458,9 @@ class Turn:
         s.dealer = s.next_seat(s.dealer)
         arranged = s.deals[0] if s.deals else None
         s.deals = s.deals[1:]
-        if any(s.out_of_match):
+        if arranged is not None and any(
+                out and hand for out, hand in zip(s.out_of_match, arranged["hands"],
+                                                  strict=True)):
             arranged = None  # arranged for a full table: with a seat out, shuffle
         self.events.extend(deal_hand(s, self.variant, self.vr, self.rng, arranged))
 

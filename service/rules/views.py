@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.rules import dummy
+from service.rules import dummy, fairness
 from service.rules.state import GameState
 
 PUBLIC = None
@@ -39,6 +39,7 @@ def public_view(state: GameState, game_id: str, version: int) -> dict[str, Any]:
         "hands_played": state.history,
         "winners": state.winners if state.status == "finished" else None,
         "arranged": state.arranged,
+        "deal_commitment": fairness.commitment(state),
     }
     if state.variant == "dummy":  # DUMMY-CONTRACTS, DUMMY-CUTIN
         contracts, view["cut_in"] = dummy.public_facts(state)
