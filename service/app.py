@@ -17,7 +17,7 @@ from flask_cors import CORS
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
 
-from service.api import problems, routes, schemas, streams, web
+from service.api import problems, routes, schemas, security, streams, web
 from service.config import ConfigError, Settings
 from service.referee import (
     Contention,
@@ -83,6 +83,8 @@ def create_app(settings: Settings | None = None) -> Flask:
         static_url_path="/docs/static"))
     app.extensions["api"] = api
 
+    app.extensions["settings"] = settings
+    security.install(app, settings)
     web.register(app)
     if settings.benchmark:
         web.register_ceiling(app, client)

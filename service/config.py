@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -58,6 +59,27 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+_LIMIT_RE = re.compile(r"^\s*\d+\s*(/|per)\s*(\d+\s*)?(second|minute|hour|day)s?\s*$", re.I)
+
+
+def _limits(text: str) -> tuple[str, ...]:
+    if text.strip().lower() == "off":
+        return ()
+    items = tuple(part.strip() for part in text.split(";") if part.strip())
+    bad = [item for item in items if not _LIMIT_RE.match(item)]
+    if bad or not items:
+        raise ValueError("must be limits like '100/second;3000/minute' separated by ';', or "
+                         f"'off', got {text!r}")
+    return items
+
+
+def _keys(text: str) -> tuple[str, ...]:
+    keys = tuple(k.strip() for k in text.split(",") if k.strip())
+    if any(len(k) < 16 for k in keys):
+        raise ValueError("each key must have at least 16 characters")
+    return keys
 
 
 def _flag(text: str) -> bool:
@@ -196,6 +218,17 @@ class Settings:
         default=15.0, metadata=_env("RUMMY_SSE_HEARTBEAT_SECONDS", _positive_float)
     )
 
+    #: RUMMY_RATE_LIMITS: limits per caller (a seat token, else the client address) on every
+    #: endpoint, ``;``-separated (e.g. ``100/second;3000/minute``), or ``off``.
+    rate_limits: tuple[str, ...] = field(
+        default=("100/second", "3000/minute"),
+        metadata=_env("RUMMY_RATE_LIMITS", _limits))
+    #: RUMMY_CREATE_RATE_LIMITS: limits per client address on creating games, or ``off``.
+    create_rate_limits: tuple[str, ...] = field(
+        default=("120/minute",), metadata=_env("RUMMY_CREATE_RATE_LIMITS", _limits))
+    #: RUMMY_API_KEYS: comma-separated keys; when set, creating a game needs one
+    #: (``X-API-Key`` header). Empty: anyone may create games.
+    api_keys: tuple[str, ...] = field(default=(), metadata=_env("RUMMY_API_KEYS", _keys))
     #: RUMMY_BENCHMARK: 1 serves the benchmark's ceiling endpoint (one Redis GET + SET);
     #: never set it in production.
     benchmark: bool = field(default=False, metadata=_env("RUMMY_BENCHMARK", _flag))

@@ -108,6 +108,8 @@ def _http_exception(error: HTTPException) -> Response:
     detail = error.description or title
     if status == 413:
         detail = "the request body is larger than this server accepts"
+    if status == 429:
+        detail = f"rate limit exceeded ({detail}); retry after Retry-After seconds"
     problem = Problem(status, title, detail)
     if status == 405 and error.get_response().headers.get("Allow"):
         problem.headers["Allow"] = error.get_response().headers["Allow"]

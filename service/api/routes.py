@@ -18,7 +18,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from webargs.flaskparser import FlaskParser
 
-from service.api import schemas, streams
+from service.api import schemas, security, streams
 from service.api.problems import PROBLEM_MIMETYPE, Problem
 from service.referee import Answer, Referee
 from service.rules import MalformedMove, Piece, RulesError, SetupError, move_from_dict
@@ -146,9 +146,11 @@ class Games(MethodView):
     @blp.response(201, schemas.GameCreatedSchema,
                   headers={"Location": {"schema": {"type": "string"},
                                         "description": "/v1/games/{game_id}"}})
-    @_problems(400, 413)
+    @_problems(400, 401, 413, 429)
     def post(self, data: dict[str, Any]) -> Response:
         """Create a game; the answer holds each seat's secret token (shown only here)."""
+        security.require_api_key(current_app.extensions["settings"])
+        security.check_create_limit()
         try:
             answer = _referee().create(data["variant"], data["players"], data["rules"],
                                        data["dealer"], data["deals"])
