@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -71,9 +72,24 @@ def serve(args: list[str]) -> int:
     return 0  # pragma: no cover
 
 
+def ensure_chromium() -> None:
+    """The browser test drives Debian's Chromium (Playwright's own download cannot be had
+    here); as root on Debian, install it when it is missing."""
+    if shutil.which("chromium") or os.environ.get("RUMMY_TEST_CHROMIUM"):
+        return
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        _run("apt-get", "update", "-qq", env=env)
+        _run("apt-get", "install", "-y", "-qq", "chromium", env=env)
+    else:
+        print("dev.py: no chromium on PATH; the browser test will fail until it is installed "
+              "(Debian: sudo apt-get install -y chromium)", flush=True)
+
+
 def test(args: list[str]) -> int:
     ensure_venv("test")
     ensure_compose()
+    ensure_chromium()
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env["RUMMY_DOCKER_COMPOSE"] = str(COMPOSE_VENV / "bin" / "docker-compose")

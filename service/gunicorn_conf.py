@@ -11,8 +11,12 @@ is required here: ``rummy-referee serve`` sets it (starting an embedded redis-se
 user did not), and so does docker-compose.yml.
 """
 
+import json
 import os
 import sys
+from typing import Any
+
+from gunicorn import util as gunicorn_util
 
 from service.config import ConfigError, Settings
 
@@ -56,3 +60,16 @@ worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 # gunicorn >= 25.1 opens a control socket under $XDG_RUNTIME_DIR or ~/.gunicorn by default;
 # nothing here uses it, and the image's user has no home. Older gunicorns ignore the name.
 control_socket_disable = True
+
+
+def _problem_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn's own error answers (a request line too long, bad headers …) as problem+json
+    like every other error of the service, instead of an HTML page."""
+    body = json.dumps({"type": "about:blank", "title": reason, "status": status_int,
+                       "detail": mesg}).encode()
+    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
+            f"Content-Type: application/problem+json\r\nContent-Length: {len(body)}\r\n\r\n")
+    gunicorn_util.write_nonblock(sock, head.encode("latin1") + body)
+
+
+gunicorn_util.write_error = _problem_error

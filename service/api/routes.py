@@ -55,12 +55,40 @@ class ApiBlueprint(Blueprint):
 
 blp = ApiBlueprint("games", __name__, url_prefix="/v1",
                    description="Games, moves and variants (API.md).")
+
+SEAT_ONLY = {"games.Me", "games.Moves", "games.LegalMoves"}
+
+
+@blp.before_request
+def _seat_token_first() -> None:
+    """A seat endpoint without a seat token is a 401 before anything else is looked at."""
+    if request.endpoint in SEAT_ONLY and request.method != "OPTIONS" and _bearer() is None:
+        raise Problem(401, "Unauthorized",
+                      "a seat token is required: Authorization: Bearer <token>",
+                      headers={"WWW-Authenticate": "Bearer"})
 ops = ApiBlueprint("ops", __name__, description="Liveness and readiness.")
 stateless = ApiBlueprint("checks", __name__, url_prefix="/v1",
                          description="Stateless checks for score-keeping apps and bots.")
 
 JSON = "application/json"
 SEAT_AUTH: list[dict[str, list[str]]] = [{"seatToken": []}]
+def _game_link(path: str, method: str = "get") -> dict[str, Any]:
+    ref = path.replace("~", "~0").replace("/", "~1")
+    return {"operationRef": f"#/paths/{ref}/{method}",
+            "parameters": {"game_id": "$response.body#/game_id"}}
+
+
+GAME_LINKS = {
+    "GetGame": _game_link("/v1/games/{game_id}"),
+    "GetSeatView": _game_link("/v1/games/{game_id}/me"),
+    "ProposeMove": _game_link("/v1/games/{game_id}/moves", "post"),
+    "GetLegalMoves": _game_link("/v1/games/{game_id}/legal-moves"),
+    "GetEvents": _game_link("/v1/games/{game_id}/events"),
+    "VerifyGame": _game_link("/v1/games/{game_id}/verify"),
+}
+"""OpenAPI links from a created game to the operations on it (clients and stateful
+testers follow them)."""
+
 _KEY_RE = re.compile(r"^[\x21-\x7e]{1,200}$")
 
 
@@ -142,6 +170,7 @@ class Variants(MethodView):
 
 @blp.route("/games")
 class Games(MethodView):
+    @blp.doc(responses={201: {"links": GAME_LINKS}})
     @blp.arguments(schemas.GameCreateSchema)
     @blp.response(201, schemas.GameCreatedSchema,
                   headers={"Location": {"schema": {"type": "string"},

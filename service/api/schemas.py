@@ -65,10 +65,20 @@ MELD_CARD_SPEC = {
         {"type": "string", "example": "7H"},
         {"type": "object", "required": ["card"], "additionalProperties": False,
          "properties": {"card": {"type": "string", "example": "JK"},
-                        "as": {"type": "string", "example": "QH",
-                               "description": "what the wild stands for (C-MELD)"}}},
+                        "as": {"type": "string", "example": "QH", "nullable": True,
+                               "description": "what the wild stands for (C-MELD); "
+                                              "null or absent: the referee chooses"}}},
     ],
 }
+
+
+class StrictBoolean(fields.Boolean):
+    """A JSON boolean only (marshmallow's Boolean also takes 0, 1, "yes" …)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
 
 
 class StrictSchema(ma.Schema):
@@ -333,7 +343,7 @@ class MoveSchema(StrictSchema):
     end = fields.String(validate=validate.OneOf(["low", "high"]),
                         metadata={"description": "lay_off: which end of a run"})
     card = CardCode(metadata={"description": "discard / swap_joker: the card"})
-    announce = fields.Boolean(metadata={"description": "discard: last-card call (R51-LAST)"})
+    announce = StrictBoolean(metadata={"description": "discard: last-card call (R51-LAST)"})
     take = fields.List(fields.Nested(TakeSchema), validate=validate.Length(min=1, max=8),
                        metadata={"description": "take_from_meld: cards taken from melds"})
     lay_offs = fields.List(fields.Nested(LayOffSpecSchema),
@@ -549,10 +559,10 @@ class ScoreHandSchema(StrictSchema):
                               validate=validate.Range(min=0, max=MAX_PLAYERS - 1))
     hands = fields.List(fields.List(CardCode(), validate=validate.Length(max=120)),
                         required=True, validate=validate.Length(min=2, max=MAX_PLAYERS))
-    opened = fields.List(fields.Boolean(), allow_none=True,
+    opened = fields.List(StrictBoolean(), allow_none=True,
                          validate=validate.Length(min=2, max=MAX_PLAYERS),
                          metadata={"description": "R51/L14: who has opened"})
-    all_at_once = fields.Boolean(allow_none=True, metadata={
+    all_at_once = StrictBoolean(allow_none=True, metadata={
         "description": "the winner put the whole hand down in one turn (BASIC-RUMMY, "
                        "R51-ALL-AT-ONCE)"})
     final_discard = CardCode(allow_none=True, metadata={
