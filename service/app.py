@@ -7,17 +7,16 @@ its own Redis connection pool.
 from __future__ import annotations
 
 import http
-import logging
 from pathlib import Path
 from typing import Any
 
 import swagger_ui_bundle
-from flask import Blueprint, Flask
+from flask import Blueprint, Flask, Response
 from flask_cors import CORS
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
 
-from service.api import problems, routes, schemas, security, streams, web
+from service.api import observe, problems, routes, schemas, security, streams, web
 from service.config import ConfigError, Settings
 from service.referee import (
     Contention,
@@ -61,7 +60,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         API_SPEC_OPTIONS={"info": OPENAPI_INFO},
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    logging.getLogger("service").setLevel(settings.log_level)
+    observe.configure_logging(settings.log_level, settings.log_format)
 
     client = make_client(settings.redis_url, socket_timeout=settings.redis_socket_timeout)
     store = GameStore(client, ttl_seconds=settings.game_ttl_seconds)
@@ -84,6 +83,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.extensions["api"] = api
 
     app.extensions["settings"] = settings
+    observe.install(app, settings.metrics)
     security.install(app, settings)
     web.register(app)
     if settings.benchmark:
@@ -130,10 +130,13 @@ def _register_referee_errors(app: Flask) -> None:
         code=Code.IDEMPOTENCY_KEY_REUSED.value).response())
     app.register_error_handler(Contention, lambda e: P(
         503, "Service Unavailable", str(e), headers={"Retry-After": "1"}).response())
-    app.register_error_handler(StoreUnavailable, lambda e: P(
-        503, "Service Unavailable",
-        "the game store could not be reached or a write's outcome is unknown; retry with the "
-        "same Idempotency-Key", headers={"Retry-After": "1"}).response())
-    app.register_error_handler(StoreError, lambda e: P(
-        503, "Service Unavailable", "the game store failed; retry",
-        headers={"Retry-After": "1"}).response())
+    def store_down(error: StoreError) -> Response:
+        observe.STORE_ERRORS.labels(type(error).__name__).inc()
+        if isinstance(error, StoreUnavailable):
+            detail = ("the game store could not be reached or a write's outcome is unknown; "
+                      "retry with the same Idempotency-Key")
+        else:
+            detail = "the game store failed; retry"
+        return P(503, "Service Unavailable", detail, headers={"Retry-After": "1"}).response()
+
+    app.register_error_handler(StoreError, store_down)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["DEFAULT_BIND", "ConfigError", "Settings", "default_workers"]
+__all__ = ["DEFAULT_BIND", "ConfigError", "RedisNode", "Settings", "default_workers"]
 
 DEFAULT_BIND = "127.0.0.1:8000"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -82,6 +82,13 @@ def _keys(text: str) -> tuple[str, ...]:
     return keys
 
 
+def _log_format(text: str) -> str:
+    value = text.strip().lower()
+    if value not in ("json", "text"):
+        raise ValueError(f"must be json or text, got {text!r}")
+    return value
+
+
 def _flag(text: str) -> bool:
     value = text.strip().lower()
     if value in ("1", "true", "yes", "on"):
@@ -113,6 +120,46 @@ def _redis_url(text: str) -> str:
         raise ValueError(f"must be a {allowed} URL, got scheme {parts.scheme!r}")
     if parts.scheme == "unix" and not parts.path:
         raise ValueError("must name a socket path: unix:///path/to/redis.sock")
+    return text
+
+
+RedisNode = tuple[str, int]
+"""A Redis node's address: (host, port); an IPv6 host is kept without brackets."""
+
+
+def _redis_nodes(text: str) -> tuple[RedisNode, ...]:
+    nodes: list[RedisNode] = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        message = f"must be comma-separated host:port items ([v6::addr]:port), got {item!r}"
+        try:
+            parts = urlsplit(f"//{item}")
+            port = parts.port
+        except ValueError:
+            raise ValueError(message + " (bad host or port)") from None
+        if (not parts.hostname or port is None or port == 0 or parts.path or parts.query
+                or parts.fragment or "@" in item):
+            raise ValueError(message)
+        nodes.append((parts.hostname, port))
+    if not nodes:
+        raise ValueError("must list at least one host:port")
+    if len(set(nodes)) != len(nodes):
+        raise ValueError("lists a node twice")
+    return tuple(nodes)
+
+
+_SERVICE_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+
+def _service_name(text: str) -> str:
+    if not _SERVICE_NAME_RE.match(text):
+        raise ValueError(f"must be a Sentinel master name of letters, digits, '.', '_' or '-', "
+                         f"got {text!r}")
+    return text
+
+
+def _secret(text: str) -> str:
     return text
 
 
@@ -175,6 +222,24 @@ class Settings:
 
     #: REDIS_URL; None: ``rummy-referee serve`` starts an embedded redis-server.
     redis_url: str | None = field(default=None, metadata=_env("REDIS_URL", _redis_url))
+    #: REDIS_CLUSTER_NODES: ``host:port,host:port,…`` of a Redis Cluster (some of its nodes
+    #: suffice: the client reads the slot map from them). Excludes REDIS_URL and REDIS_SENTINELS.
+    redis_cluster_nodes: tuple[RedisNode, ...] = field(
+        default=(), metadata=_env("REDIS_CLUSTER_NODES", _redis_nodes))
+    #: REDIS_SENTINELS: ``host:port,…`` of the Sentinels watching the primary named by
+    #: REDIS_SENTINEL_MASTER. Excludes REDIS_URL and REDIS_CLUSTER_NODES.
+    redis_sentinels: tuple[RedisNode, ...] = field(
+        default=(), metadata=_env("REDIS_SENTINELS", _redis_nodes))
+    #: REDIS_SENTINEL_MASTER: the name the Sentinels monitor the primary under.
+    redis_sentinel_master: str | None = field(
+        default=None, metadata=_env("REDIS_SENTINEL_MASTER", _service_name))
+    #: REDIS_SENTINEL_PASSWORD: the Sentinels' own password (``requirepass`` of sentinel.conf).
+    redis_sentinel_password: str | None = field(
+        default=None, repr=False, metadata=_env("REDIS_SENTINEL_PASSWORD", _secret))
+    #: REDIS_PASSWORD: the password of the cluster nodes or of the Sentinel-managed primary
+    #: (with REDIS_URL the password goes into the URL).
+    redis_password: str | None = field(
+        default=None, repr=False, metadata=_env("REDIS_PASSWORD", _secret))
     #: RUMMY_DATA_DIR: where the embedded redis-server keeps its files (``<dir>/redis``).
     data_dir: Path = field(default=Path("data"), metadata=_env("RUMMY_DATA_DIR", _path))
     #: RUMMY_GAME_TTL_SECONDS: a game untouched this long is forgotten.
@@ -229,9 +294,57 @@ class Settings:
     #: RUMMY_API_KEYS: comma-separated keys; when set, creating a game needs one
     #: (``X-API-Key`` header). Empty: anyone may create games.
     api_keys: tuple[str, ...] = field(default=(), metadata=_env("RUMMY_API_KEYS", _keys))
+    #: RUMMY_METRICS: 1 serves Prometheus metrics at /metrics (0: off).
+    metrics: bool = field(default=True, metadata=_env("RUMMY_METRICS", _flag))
+    #: RUMMY_LOG_FORMAT: json (one JSON object per line) or text.
+    log_format: str = field(default="json", metadata=_env("RUMMY_LOG_FORMAT", _log_format))
     #: RUMMY_BENCHMARK: 1 serves the benchmark's ceiling endpoint (one Redis GET + SET);
     #: never set it in production.
     benchmark: bool = field(default=False, metadata=_env("RUMMY_BENCHMARK", _flag))
+
+    def __post_init__(self) -> None:
+        errors = self._redis_mode_errors()
+        if errors:
+            raise ConfigError(errors)
+
+    def _redis_mode_errors(self) -> list[str]:
+        """Errors of the combination of the Redis settings (each alone is valid)."""
+        errors: list[str] = []
+        given = [var for var, value in (("REDIS_URL", self.redis_url),
+                                        ("REDIS_CLUSTER_NODES", self.redis_cluster_nodes),
+                                        ("REDIS_SENTINELS", self.redis_sentinels)) if value]
+        if len(given) > 1:
+            errors.append(f"{given[0]} must not be set together with {' and '.join(given[1:])}"
+                          " (set exactly one of REDIS_URL, REDIS_CLUSTER_NODES, "
+                          "REDIS_SENTINELS)")
+        for var, nodes in (("REDIS_CLUSTER_NODES", self.redis_cluster_nodes),
+                           ("REDIS_SENTINELS", self.redis_sentinels)):
+            if any(not host or isinstance(port, bool) or not isinstance(port, int)
+                   or not 0 < port < 65536 for host, port in nodes):
+                errors.append(f"{var} must hold (host, port) pairs with ports 1-65535")
+        if self.redis_sentinels and not self.redis_sentinel_master:
+            errors.append("REDIS_SENTINEL_MASTER must be set with REDIS_SENTINELS (the name "
+                          "the Sentinels monitor the primary under)")
+        if self.redis_sentinel_master and not self.redis_sentinels:
+            errors.append("REDIS_SENTINEL_MASTER must only be set with REDIS_SENTINELS")
+        if self.redis_sentinel_password and not self.redis_sentinels:
+            errors.append("REDIS_SENTINEL_PASSWORD must only be set with REDIS_SENTINELS")
+        if self.redis_password and not (self.redis_cluster_nodes or self.redis_sentinels):
+            errors.append("REDIS_PASSWORD must only be set with REDIS_CLUSTER_NODES or "
+                          "REDIS_SENTINELS (with REDIS_URL, put the password in the URL)")
+        return errors
+
+    @property
+    def redis_mode(self) -> str | None:
+        """``"single"`` (REDIS_URL), ``"cluster"``, ``"sentinel"``, or None (none set:
+        ``rummy-referee serve`` starts an embedded redis-server)."""
+        if self.redis_cluster_nodes:
+            return "cluster"
+        if self.redis_sentinels:
+            return "sentinel"
+        if self.redis_url is not None:
+            return "single"
+        return None
 
     @property
     def stream_slots(self) -> int:
@@ -258,7 +371,7 @@ class Settings:
                 errors.append(f"{var} {exc}")
         if errors:
             raise ConfigError(errors)
-        return cls(**values)
+        return cls(**values)  # __post_init__ checks the combination of the Redis settings
 
     @classmethod
     def env_vars(cls) -> dict[str, str]:

@@ -14,6 +14,7 @@ user did not), and so does docker-compose.yml.
 import json
 import os
 import sys
+import tempfile as _tempfile
 from typing import Any
 
 from gunicorn import util as gunicorn_util
@@ -73,3 +74,18 @@ def _problem_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
 
 
 gunicorn_util.write_error = _problem_error
+
+
+# Prometheus metrics from every worker process (prometheus-client multiprocess mode): the
+# workers write to files in one directory, /metrics reads them all. A fresh directory per
+# server start unless PROMETHEUS_MULTIPROC_DIR is set.
+if _settings.metrics and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _tempfile.mkdtemp(prefix="rummy-metrics-")
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """A worker is gone: its live gauges no longer count."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]

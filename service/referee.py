@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from service.rules import GameState, Move, apply, move_to_dict, new_game
+from service.rules import GameState, Move, Violation, apply, move_to_dict, new_game
 from service.rules.legal import legal_moves
 from service.rules.verify import verify as verify_log
 from service.rules.views import public_view, redact_event, seat_view
@@ -246,7 +246,11 @@ class Referee:
             if if_match is not None and if_match != loaded.version:
                 raise StaleVersion(if_match, loaded.version)
             state = GameState.from_dict(doc["state"])
-            new_state, events = apply(state, seat, move)
+            try:
+                new_state, events = apply(state, seat, move)
+            except Violation as refusal:
+                refusal.variant = state.variant  # type: ignore[attr-defined]  # for metrics
+                raise
             version = loaded.version + 1
             body = {"game": seat_view(new_state, game_id, version, seat),
                     "events": [redact_event(e, seat) for e in events

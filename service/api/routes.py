@@ -18,10 +18,17 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from webargs.flaskparser import FlaskParser
 
-from service.api import schemas, security, streams
+from service.api import observe, schemas, security, streams
 from service.api.problems import PROBLEM_MIMETYPE, Problem
 from service.referee import Answer, Referee
-from service.rules import MalformedMove, Piece, RulesError, SetupError, move_from_dict
+from service.rules import (
+    MalformedMove,
+    Piece,
+    RulesError,
+    SetupError,
+    Violation,
+    move_from_dict,
+)
 from service.rules.checks import MissingFact, check_one_meld, score_one_hand
 from service.rules.ruleset import VARIANTS, default_rules
 
@@ -187,6 +194,7 @@ class Games(MethodView):
             raise _bad_field(f"rules.{exc.knob}", exc.message) from None
         except SetupError as exc:
             raise _bad_field(exc.field, exc.message) from None
+        observe.GAMES_CREATED.labels(data["variant"]).inc()
         resp = _json(answer.body, 201, version=answer.version, private=True)
         resp.headers["Location"] = f"/v1/games/{answer.body['game_id']}"
         return resp
@@ -239,8 +247,19 @@ class Moves(MethodView):
             canonical = json.dumps(request.get_json(silent=True), sort_keys=True,
                                    separators=(",", ":"))
             fingerprint = hashlib.sha256(f"{dry_run}|{canonical}".encode()).hexdigest()
-        answer = _referee().play(game_id, _bearer(), move, if_match=_if_match(),
-                                 idempotency_key=key, fingerprint=fingerprint, dry_run=dry_run)
+        try:
+            answer = _referee().play(game_id, _bearer(), move, if_match=_if_match(),
+                                     idempotency_key=key, fingerprint=fingerprint,
+                                     dry_run=dry_run)
+        except Violation as refusal:
+            observe.move_seen(getattr(refusal, "variant", "unknown"), data["type"],
+                              refusal.code.value)
+            raise
+        if not dry_run and not answer.replayed:
+            variant = answer.body["game"]["variant"]
+            observe.move_seen(variant, data["type"], "legal")
+            if any(e["type"] == "game_end" for e in answer.body["events"]):
+                observe.GAMES_FINISHED.labels(variant).inc()
         resp = _view_answer(answer, private=True)
         if answer.replayed:
             resp.headers["Idempotent-Replayed"] = "true"

@@ -1,0 +1,126 @@
+"""Watching the referee: a request id on every request, one JSON log line per request, and
+Prometheus metrics at ``/metrics`` (multiprocess mode under gunicorn).
+
+No log line holds a card: requests are logged by method, route, status, duration, game id
+and request id only, never their bodies or answers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+import time
+import uuid
+from typing import Any
+
+from flask import Flask, Response, g, request
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+REQUEST_ID = "X-Request-ID"
+_ID_RE = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
+
+REQUESTS = Counter("rummy_http_requests_total", "HTTP requests by route, method and status",
+                   ["route", "method", "status"])
+LATENCY = Histogram("rummy_http_request_duration_seconds", "HTTP request latency by route",
+                    ["route", "method"],
+                    buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
+MOVES = Counter("rummy_moves_total", "Proposed moves by variant, type and verdict (legal or "
+                "the refusal code)", ["variant", "type", "verdict"])
+GAMES_CREATED = Counter("rummy_games_created_total", "Games created", ["variant"])
+GAMES_FINISHED = Counter("rummy_games_finished_total", "Matches finished", ["variant"])
+STORE_ERRORS = Counter("rummy_store_errors_total", "Store errors by kind", ["kind"])
+
+log = logging.getLogger("service.access")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message and the record's extras."""
+
+    FIELDS = ("method", "route", "path", "status", "duration_ms", "game_id", "request_id",
+              "remote")
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(), "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        for name in self.FIELDS:
+            value = getattr(record, name, None)
+            if value is not None:
+                doc[name] = value
+        if record.exc_info:
+            doc["error"] = self.formatException(record.exc_info)
+        return json.dumps(doc)
+
+
+def configure_logging(level: str, fmt: str) -> None:
+    """Logs of the ``service`` loggers to stderr, as JSON lines (or plain text)."""
+    root = logging.getLogger("service")
+    root.setLevel(level)
+    if any(getattr(h, "_rummy", False) for h in root.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(
+        "%(asctime)s %(levelname)s %(name)s %(message)s"))
+    handler._rummy = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.propagate = False
+
+
+def _route() -> str:
+    rule = request.url_rule
+    return rule.rule if rule is not None else "(unmatched)"
+
+
+def install(app: Flask, metrics: bool) -> None:
+    """Request ids, access log lines and metrics on ``app``."""
+
+    @app.before_request
+    def _start() -> None:
+        given = request.headers.get(REQUEST_ID, "")
+        g.request_id = given if _ID_RE.match(given) else uuid.uuid4().hex
+        g.started = time.perf_counter()
+
+    @app.after_request
+    def _finish(response: Response) -> Response:
+        request_id = g.get("request_id") or uuid.uuid4().hex
+        response.headers[REQUEST_ID] = request_id
+        elapsed = time.perf_counter() - g.get("started", time.perf_counter())
+        route = _route()
+        if metrics and route != "/metrics":
+            REQUESTS.labels(route, request.method, str(response.status_code)).inc()
+            LATENCY.labels(route, request.method).observe(elapsed)
+        view_args = request.view_args or {}
+        log.info("request", extra={
+            "method": request.method, "route": route, "path": request.path,
+            "status": response.status_code, "duration_ms": round(elapsed * 1000, 2),
+            "game_id": view_args.get("game_id"), "request_id": request_id,
+            "remote": request.remote_addr})
+        return response
+
+    if metrics:
+        @app.get("/metrics")
+        def _metrics() -> Response:
+            if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+                registry = CollectorRegistry()
+                multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+            else:
+                registry = REGISTRY
+            return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+
+
+def move_seen(variant: str, move_type: str, verdict: str) -> None:
+    MOVES.labels(variant, move_type, verdict).inc()

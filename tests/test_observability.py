@@ -1,0 +1,160 @@
+"""Request ids, one JSON log line per request (never a card), Prometheus metrics."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask.testing import FlaskClient
+
+from service.api.observe import JsonFormatter
+from service.redis_server import RedisServer, free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+CARD = re.compile(r"(?<![A-Za-z0-9])(JK|[A2-9TJQK][SHDC])(?![A-Za-z0-9])")
+
+
+class Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(JsonFormatter())
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+
+@pytest.fixture
+def log_lines() -> Iterator[Lines]:
+    handler = Lines()
+    logger = logging.getLogger("service")
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+
+
+def test_request_ids_are_echoed_or_made(client: FlaskClient) -> None:
+    given = client.get("/v1/variants", headers={"X-Request-ID": "abc-123"})
+    assert given.headers["X-Request-ID"] == "abc-123"
+    made = client.get("/v1/variants").headers["X-Request-ID"]
+    assert re.fullmatch(r"[0-9a-f]{32}", made)
+    bad = client.get("/v1/variants", headers={"X-Request-ID": "x" * 500})
+    assert re.fullmatch(r"[0-9a-f]{32}", bad.headers["X-Request-ID"])
+    assert client.get("/nope").headers["X-Request-ID"]
+
+
+def test_one_json_line_per_request_and_no_card_in_any(client: FlaskClient,
+                                                      log_lines: Lines) -> None:
+    walkthrough = json.loads((ROOT / "examples" / "walkthrough-game.json").read_text())
+    game = client.post("/v1/games", json=walkthrough).get_json()
+    ana = game["seats"][0]["token"]
+    auth = {"Authorization": f"Bearer {ana}", "X-Request-ID": "req-7"}
+    client.get(f"/v1/games/{game['game_id']}/me", headers=auth)
+    client.post(f"/v1/games/{game['game_id']}/moves", json={"type": "draw", "source": "stock"},
+                headers=auth)
+    client.post(f"/v1/games/{game['game_id']}/moves", json={"type": "discard", "card": "7H"},
+                headers=auth)
+    client.post(f"/v1/games/{game['game_id']}/moves", json={"type": "discard", "card": "JK"},
+                headers=auth)
+    requests_logged = [json.loads(line) for line in log_lines.lines
+                       if json.loads(line)["msg"] == "request"]
+    assert len(requests_logged) == 5
+    first = requests_logged[0]
+    assert first["route"] == "/v1/games" and first["status"] == 201
+    assert {"ts", "level", "method", "route", "status", "duration_ms", "request_id"} <= set(
+        first)
+    me = requests_logged[1]
+    assert (me["game_id"], me["request_id"], me["route"]) == (
+        game["game_id"], "req-7", "/v1/games/<game_id>/me")
+    for line in log_lines.lines:
+        doc = json.loads(line)
+        for key, value in doc.items():
+            if key in ("game_id", "request_id", "path", "ts"):
+                continue
+            assert not CARD.search(str(value)), (key, value)
+
+
+def _metric(text: str, name: str, **labels: str) -> float:
+    want = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    for line in text.splitlines():
+        if line.startswith(name + "{"):
+            got = line[len(name) + 1:line.index("}")]
+            if ",".join(sorted(got.split(","))) == want:
+                return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_metrics_count_requests_moves_and_games(client: FlaskClient) -> None:
+    before = client.get("/metrics").get_data(as_text=True)
+    game = client.post("/v1/games", json={"variant": "basic", "players": ["a", "b"],
+                                          "dealer": 1}).get_json()
+    auth = {"Authorization": f"Bearer {game['seats'][1]['token']}"}
+    refused = client.post(f"/v1/games/{game['game_id']}/moves",
+                          json={"type": "draw", "source": "stock"}, headers=auth)
+    assert refused.get_json()["code"] == "NOT_YOUR_TURN"
+    auth0 = {"Authorization": f"Bearer {game['seats'][0]['token']}"}
+    assert client.post(f"/v1/games/{game['game_id']}/moves",
+                       json={"type": "draw", "source": "stock"},
+                       headers=auth0).status_code == 200
+    reply = client.get("/metrics")
+    assert reply.content_type.startswith("text/plain")
+    after = reply.get_data(as_text=True)
+    for name, labels, delta in [
+        ("rummy_games_created_total", {"variant": "basic"}, 1),
+        ("rummy_moves_total", {"variant": "basic", "type": "draw", "verdict": "legal"}, 1),
+        ("rummy_moves_total", {"variant": "basic", "type": "draw",
+                               "verdict": "NOT_YOUR_TURN"}, 1),
+        ("rummy_http_requests_total", {"route": "/v1/games", "method": "POST",
+                                       "status": "201"}, 1),
+    ]:
+        assert _metric(after, name, **labels) - _metric(before, name, **labels) == delta, name
+    assert "rummy_http_request_duration_seconds_bucket" in after
+
+
+@pytest.mark.slow
+def test_metrics_add_up_over_gunicorn_workers(redis_server: RedisServer, redis_url: str,
+                                              tmp_path: Path) -> None:
+    port = free_port()
+    env = dict(os.environ, REDIS_URL=redis_url, RUMMY_DATA_DIR=str(tmp_path),
+               RUMMY_RATE_LIMITS="off", RUMMY_CREATE_RATE_LIMITS="off")
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    server = subprocess.Popen([str(Path(sys.executable).parent / "rummy-referee"), "serve",
+                               "--port", str(port), "--workers", "2", "--threads", "2"],
+                              env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                urllib.request.urlopen(base + "/readyz", timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail("the server did not become ready")
+                time.sleep(0.2)
+        body = json.dumps({"variant": "basic", "players": ["a", "b"]}).encode()
+        for _ in range(8):
+            request = urllib.request.Request(base + "/v1/games", data=body, method="POST",
+                                             headers={"Content-Type": "application/json",
+                                                      "Connection": "close"})
+            urllib.request.urlopen(request, timeout=5).close()
+        for _ in range(4):  # whichever worker answers, it reports every worker's counts
+            with urllib.request.urlopen(base + "/metrics", timeout=5) as reply:
+                text = reply.read().decode()
+            assert _metric(text, "rummy_games_created_total", variant="basic") == 8
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
