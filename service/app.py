@@ -27,7 +27,7 @@ from service.referee import (
     UnknownGame,
 )
 from service.rules import Code
-from service.store import GameStore, StoreError, StoreUnavailable, make_client
+from service.store import GameStore, StoreError, StoreUnavailable, make_store_client
 
 API_VERSION = "1.0.0"
 
@@ -44,9 +44,9 @@ OPENAPI_INFO: dict[str, Any] = {
 def create_app(settings: Settings | None = None) -> Flask:
     """Build the app for ``settings`` (default: from the environment)."""
     settings = settings or Settings.from_env()
-    if settings.redis_url is None:
-        raise ConfigError(["REDIS_URL: must be set (rummy-referee serve starts a redis-server "
-                           "when it is not)"])
+    if settings.redis_mode is None:
+        raise ConfigError(["REDIS_URL: must be set, or REDIS_CLUSTER_NODES or REDIS_SENTINELS "
+                           "(rummy-referee serve starts a redis-server when none is)"])
     app = Flask("service")
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
@@ -62,7 +62,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     observe.configure_logging(settings.log_level, settings.log_format)
 
-    client = make_client(settings.redis_url, socket_timeout=settings.redis_socket_timeout)
+    client = make_store_client(settings)
     store = GameStore(client, ttl_seconds=settings.game_ttl_seconds)
     from service.referee import Referee
 
@@ -70,6 +70,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.extensions["streams"] = streams.StreamSlots(settings)
 
     api = RefereeApi(app)
+    api.ma_plugin.converter.add_attribute_function(schemas.nullable_ref)
     api.spec.components.security_scheme(
         "seatToken", {"type": "http", "scheme": "bearer",
                       "description": "a seat token from POST /v1/games"})
@@ -118,18 +119,19 @@ class RefereeApi(Api):  # type: ignore[misc]
 def _register_referee_errors(app: Flask) -> None:
     P = problems.Problem
     app.register_error_handler(UnknownGame, lambda e: P(
-        404, "Not Found", str(e)).response())
+        404, "Not Found", problems.detail_of(e)).response())
     app.register_error_handler(Unauthorized, lambda e: P(
         401, "Unauthorized", str(e), headers={"WWW-Authenticate": "Bearer"}).response())
     app.register_error_handler(Forbidden, lambda e: P(403, "Forbidden", str(e)).response())
     app.register_error_handler(StaleVersion, lambda e: P(
-        412, "Precondition Failed", str(e), current_version=e.current,
+        412, "Precondition Failed", problems.detail_of(e), current_version=e.current,
         headers={"ETag": f'"{e.current}"'}).response())
     app.register_error_handler(KeyReused, lambda e: P(
         422, "Idempotency key reused", str(e),
         code=Code.IDEMPOTENCY_KEY_REUSED.value).response())
     app.register_error_handler(Contention, lambda e: P(
-        503, "Service Unavailable", str(e), headers={"Retry-After": "1"}).response())
+        503, "Service Unavailable", problems.detail_of(e),
+        headers={"Retry-After": "1"}).response())
     def store_down(error: StoreError) -> Response:
         observe.STORE_ERRORS.labels(type(error).__name__).inc()
         if isinstance(error, StoreUnavailable):

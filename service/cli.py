@@ -7,10 +7,11 @@ python:service.gunicorn_conf``: the module is part of the installed package, so 
 from an editable install, a plain ``pip install .`` and the Docker image alike. The options
 are passed to gunicorn through RUMMY_BIND, RUMMY_WORKERS and RUMMY_THREADS.
 
-Without REDIS_URL, ``serve`` starts a redis-server of its own (data in
-``$RUMMY_DATA_DIR/redis``, AOF on), hands its URL to gunicorn as REDIS_URL, and stops it when
-gunicorn has exited. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGTTIN and SIGTTOU
-are passed on to gunicorn (SIGTERM: graceful stop, SIGHUP: reload the workers).
+Without REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS, ``serve`` starts a redis-server of
+its own (data in ``$RUMMY_DATA_DIR/redis``, AOF on), hands its URL to gunicorn as REDIS_URL,
+and stops it when gunicorn has exited; with any of them it uses that Redis. SIGINT, SIGTERM,
+SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGTTIN and SIGTTOU are passed on to gunicorn (SIGTERM:
+graceful stop, SIGHUP: reload the workers).
 
 ``rummy-referee version`` prints the installed version.
 """
@@ -90,9 +91,10 @@ def _parser() -> argparse.ArgumentParser:
         "serve",
         help="serve the API under gunicorn",
         description=(
-            "Serve the API under gunicorn. Without REDIS_URL, start a redis-server "
-            "(data in $RUMMY_DATA_DIR/redis, AOF on) and stop it on exit. Settings come "
-            "from the environment (RUMMY_*, REDIS_URL); options override them."
+            "Serve the API under gunicorn. Without REDIS_URL (or REDIS_CLUSTER_NODES or "
+            "REDIS_SENTINELS), start a redis-server (data in $RUMMY_DATA_DIR/redis, AOF on) "
+            "and stop it on exit. Settings come from the environment (RUMMY_*, REDIS_*); "
+            "options override them."
         ),
     )
     serve.add_argument(
@@ -214,7 +216,7 @@ def serve(args: argparse.Namespace) -> int:
 def _serve_with(
     settings: Settings, env: dict[str, str], supervisor: _Supervisor, stack: ExitStack
 ) -> int:
-    if settings.redis_url is None:
+    if settings.redis_mode is None:  # no REDIS_URL, REDIS_CLUSTER_NODES nor REDIS_SENTINELS
         try:
             env["REDIS_URL"] = _start_redis(settings, stack)
         except Exception as exc:
@@ -229,18 +231,22 @@ def _serve_with(
 def verify_game(game_id: str) -> int:
     """``rummy-referee verify GAME_ID``: print the verification report as JSON."""
     from service.referee import Referee, RefereeError
-    from service.store import GameStore, StoreError, make_client
+    from service.store import GameStore, StoreError, make_store_client
 
     try:
         settings = Settings.from_env()
     except ConfigError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    if settings.redis_url is None:
-        print(f"{PROG}: verify needs REDIS_URL (the Redis that holds the game)",
-              file=sys.stderr)
+    if settings.redis_mode is None:
+        print(f"{PROG}: verify needs REDIS_URL (the Redis that holds the game), or "
+              "REDIS_CLUSTER_NODES or REDIS_SENTINELS", file=sys.stderr)
         return 2
-    client = make_client(settings.redis_url, socket_timeout=settings.redis_socket_timeout)
+    try:
+        client = make_store_client(settings)
+    except Exception as exc:  # a cluster client reads the slot map at once
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
     try:
         report = Referee(GameStore(client)).verify(game_id)
     except (RefereeError, StoreError) as exc:

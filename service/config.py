@@ -145,7 +145,7 @@ def _redis_nodes(text: str) -> tuple[RedisNode, ...]:
     if not nodes:
         raise ValueError("must list at least one host:port")
     if len(set(nodes)) != len(nodes):
-        raise ValueError("lists a node twice")
+        raise ValueError("must list each node once, got one twice")
     return tuple(nodes)
 
 

@@ -6,9 +6,10 @@ started in the repository finds it too. gunicorn reads the module-level names th
 gunicorn settings and ignores the others.
 
 Environment: ``RUMMY_BIND`` (default ``127.0.0.1:8000``), ``RUMMY_WORKERS`` (default: the
-number of CPUs), ``RUMMY_THREADS`` (default 4), ``RUMMY_LOG_LEVEL``, and ``REDIS_URL``, which
-is required here: ``rummy-referee serve`` sets it (starting an embedded redis-server when the
-user did not), and so does docker-compose.yml.
+number of CPUs), ``RUMMY_THREADS`` (default 4), ``RUMMY_LOG_LEVEL``, and ``REDIS_URL`` (or
+``REDIS_CLUSTER_NODES`` or ``REDIS_SENTINELS``), which is required here: ``rummy-referee
+serve`` sets REDIS_URL when none is set (starting an embedded redis-server), and so does
+docker-compose.yml.
 """
 
 import json
@@ -26,9 +27,10 @@ try:
 except ConfigError as _exc:
     print(f"rummy-referee: {_exc}", file=sys.stderr, flush=True)
     raise SystemExit(2) from None
-if _settings.redis_url is None:
+if _settings.redis_mode is None:
     print(
-        "rummy-referee: REDIS_URL is not set; gunicorn needs it "
+        "rummy-referee: REDIS_URL is not set (nor REDIS_CLUSTER_NODES or REDIS_SENTINELS); "
+        "gunicorn needs one "
         "(`rummy-referee serve` starts a redis-server itself when REDIS_URL is unset)",
         file=sys.stderr,
         flush=True,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import importlib
 import json
 import secrets
 from collections.abc import Mapping, Sequence
@@ -76,8 +77,29 @@ class Contention(RefereeError):
     """Too many concurrent writers on one game (503, retry)."""
 
 
+try:
+    _orjson: Any = importlib.import_module("orjson")
+except ImportError:  # optional: the json module writes and reads the same, only slower
+    _orjson = None
+
+
 def _encode(doc: Mapping[str, Any]) -> bytes:
+    """Compact JSON (orjson when installed: several times faster)."""
+    if _orjson is not None:
+        try:
+            return bytes(_orjson.dumps(doc, option=_orjson.OPT_NON_STR_KEYS))
+        except TypeError:  # what orjson does not write (integers beyond 64 bits)
+            pass
     return json.dumps(doc, separators=(",", ":")).encode()
+
+
+def _decode(raw: bytes) -> Any:
+    if _orjson is not None:
+        try:
+            return _orjson.loads(raw)
+        except ValueError:  # what orjson does not read: json says why, or reads it
+            pass
+    return json.loads(raw)
 
 
 def _token_hash(token: str) -> str:
@@ -130,7 +152,7 @@ class Referee:
             raise UnknownGame(game_id) from None
         except ValueError:  # not a possible game id
             raise UnknownGame(game_id) from None
-        return loaded, json.loads(loaded.state)
+        return loaded, _decode(loaded.state)
 
     def public(self, game_id: str) -> Answer:
         loaded, doc = self._load(game_id)
@@ -282,5 +304,5 @@ class Referee:
     def _replay(stored_fingerprint: str, response: bytes, fingerprint: str) -> Answer:
         if not hmac.compare_digest(stored_fingerprint, fingerprint):
             raise KeyReused("this Idempotency-Key was already used with another request")
-        body = json.loads(response)
+        body = _decode(response)
         return Answer(body, int(body["game"]["version"]), replayed=True, raw=response)

@@ -3,7 +3,8 @@
 Views raise :class:`Problem` (or let an engine / store error through); the handlers here turn
 every error — webargs validation errors, werkzeug's HTTP errors (404, 405, 413 …), refusals
 by the rules engine, store outages — into a problem document. Nothing escapes as an HTML
-page or a bare 500.
+page or a bare 500. ``title`` and ``detail`` are in the caller's language
+(:mod:`service.api.i18n`, ``Content-Language``); ``type`` and ``code`` never change.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ import json
 import logging
 from typing import Any
 
-from flask import Flask, Response
+from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
+from service.api import i18n
+from service.referee import Contention, StaleVersion, UnknownGame
 from service.rules import Violation
+from service.rules.errors import N_, Message
 
 PROBLEM_MIMETYPE = "application/problem+json"
 TYPE_BASE = "https://rummy-referee.dev/problems/"
@@ -25,35 +29,47 @@ log = logging.getLogger("service.api")
 
 
 class Problem(Exception):
-    """An error answer: ``status``, ``title``, ``detail`` and extra members."""
+    """An error answer: ``status``, ``title``, ``detail`` and extra members.
 
-    def __init__(self, status: int, title: str, detail: str, *, code: str | None = None,
-                 headers: dict[str, str] | None = None, **extra: Any) -> None:
-        super().__init__(detail)
+    ``title`` and ``detail`` are English; ``detail`` may be a :class:`Message` (a template
+    and its parameters). Both are translated when the answer is made (:meth:`body`), as are
+    the :class:`Message` details of ``reasons``.
+    """
+
+    def __init__(self, status: int, title: str, detail: str | Message, *,
+                 code: str | None = None, headers: dict[str, str] | None = None,
+                 **extra: Any) -> None:
+        super().__init__(str(detail))
         self.status = status
         self.title = title
-        self.detail = detail
+        self.message = detail
+        self.detail = str(detail)
         self.code = code
         self.headers = headers or {}
         self.extra = extra
 
     def body(self) -> dict[str, Any]:
         slug = (self.code or self.title).lower().replace(" ", "-").replace("_", "-")
-        doc: dict[str, Any] = {"type": TYPE_BASE + slug, "title": self.title,
-                               "status": self.status, "detail": self.detail}
+        doc: dict[str, Any] = {"type": TYPE_BASE + slug, "title": i18n.translate(self.title),
+                               "status": self.status, "detail": i18n.translate(self.message)}
         if self.code is not None:
             doc["code"] = self.code
         doc.update(self.extra)
+        if "reasons" in doc:
+            doc["reasons"] = [{**r, "detail": i18n.translate(r["detail"])}
+                              for r in doc["reasons"]]
         return doc
 
     def response(self) -> Response:
         resp = Response(json.dumps(self.body()), status=self.status, mimetype=PROBLEM_MIMETYPE)
         for name, value in self.headers.items():
             resp.headers[name] = value
+        resp.headers["Content-Language"] = i18n.language()
+        resp.vary.add("Accept-Language")
         return resp
 
 
-def bad_request(detail: str, errors: list[dict[str, str]]) -> Problem:
+def bad_request(detail: str | Message, errors: list[dict[str, str]]) -> Problem:
     """400 naming each bad field: ``errors`` = ``[{"field": …, "message": …}]``."""
     return Problem(400, "Bad Request", detail, code="MALFORMED_REQUEST", errors=errors)
 
@@ -62,8 +78,23 @@ def from_violation(v: Violation) -> Problem:
     """422 for a move the rules forbid."""
     extra: dict[str, Any] = {"rule": v.rule}
     if len(v.reasons) > 1:
-        extra["reasons"] = [r.as_dict() for r in v.reasons]
-    return Problem(422, "Illegal move", v.detail, code=v.code.value, **extra)
+        extra["reasons"] = [{**r.as_dict(), "detail": r.message} for r in v.reasons]
+    return Problem(422, "Illegal move", v.message, code=v.code.value, **extra)
+
+
+def detail_of(error: Exception) -> str | Message:
+    """The detail of a referee error, as a translatable :class:`Message` where its parts
+    are known (the English text is always ``str(error)``)."""
+    message: Message | None = None
+    if isinstance(error, UnknownGame):
+        message = Message(N_("no game {game_id!r}"), {"game_id": error.game_id})
+    elif isinstance(error, StaleVersion):
+        message = Message(N_("If-Match is version {expected}, the game is at version "
+                             "{current}"), {"expected": error.expected, "current": error.current})
+    elif isinstance(error, Contention) and request.view_args and "game_id" in request.view_args:
+        message = Message(N_("game {game_id!r} is busy; retry"),
+                          {"game_id": request.view_args["game_id"]})
+    return message if message is not None and str(message) == str(error) else str(error)
 
 
 def flatten_messages(messages: Any, prefix: str = "") -> list[dict[str, str]]:
@@ -86,6 +117,16 @@ def flatten_messages(messages: Any, prefix: str = "") -> list[dict[str, str]]:
     return out
 
 
+GENERIC_DETAILS = {
+    400: N_("the request could not be understood"),
+    404: N_("nothing here: no resource has this path"),
+    405: N_("this method is not allowed on this path (see the Allow header)"),
+    406: N_("no representation of this resource matches the Accept header"),
+    415: N_("the request body's Content-Type is not accepted here"),
+}
+"""Details for werkzeug's errors that carry only werkzeug's default description."""
+
+
 def _http_exception(error: HTTPException) -> Response:
     status = error.code or 500
     data = getattr(error, "data", None) or {}
@@ -103,13 +144,17 @@ def _http_exception(error: HTTPException) -> Response:
             messages = merged
         errors = flatten_messages(messages)
         fields = ", ".join(sorted({e["field"] for e in errors}))
-        return bad_request(f"invalid request: {fields}", errors).response()
+        return bad_request(Message(N_("invalid request: {fields}"), {"fields": fields}),
+                           errors).response()
     title = error.name
-    detail = error.description or title
+    detail: str | Message = error.description or title
+    if detail == type(error).description and status in GENERIC_DETAILS:
+        detail = Message(GENERIC_DETAILS[status])  # werkzeug's own text: ours, translated
     if status == 413:
-        detail = "the request body is larger than this server accepts"
+        detail = Message(N_("the request body is larger than this server accepts"))
     if status == 429:
-        detail = f"rate limit exceeded ({detail}); retry after Retry-After seconds"
+        detail = Message(N_("rate limit exceeded ({limit}); retry after Retry-After seconds"),
+                         {"limit": detail})
     problem = Problem(status, title, detail)
     if status == 405 and error.get_response().headers.get("Allow"):
         problem.headers["Allow"] = error.get_response().headers["Allow"]
@@ -117,7 +162,8 @@ def _http_exception(error: HTTPException) -> Response:
 
 
 def register(app: Flask) -> None:
-    """Install the problem+json handlers on ``app``."""
+    """Install the problem+json handlers on ``app`` (and their languages, Flask-Babel)."""
+    i18n.init_app(app)
     app.register_error_handler(Problem, lambda p: p.response())
     app.register_error_handler(Violation, lambda v: from_violation(v).response())
     app.register_error_handler(HTTPException, _http_exception)

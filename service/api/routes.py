@@ -18,7 +18,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from webargs.flaskparser import FlaskParser
 
-from service.api import observe, schemas, security, streams
+from service.api import fastpath, observe, schemas, security, streams
 from service.api.problems import PROBLEM_MIMETYPE, Problem
 from service.referee import Answer, Referee
 from service.rules import (
@@ -54,6 +54,17 @@ class Parser(FlaskParser):
             return schema
         made: ma.Schema = super()._get_schema(argmap, req)
         return made
+
+    def parse(self, argmap: Any, req: Any = None, *, location: str | None = None,
+              **kwargs: Any) -> Any:
+        """The fast path of :mod:`service.api.fastpath` first (``POST …/moves``), else the
+        schema."""
+        fast = fastpath.LOADERS.get((argmap, location or ""))
+        if fast is not None:
+            data = fast(req if req is not None else self.get_default_request())
+            if data is not None:
+                return data
+        return super().parse(argmap, req, location=location, **kwargs)
 
 
 class ApiBlueprint(Blueprint):

@@ -461,6 +461,23 @@ class ProblemSchema(ma.Schema):
                           metadata={"description": "422: every reason when there are several"})
 
 
+def nullable_ref(converter: Any, field: fields.Field[Any], ret: dict[str, Any],
+                 **kwargs: Any) -> dict[str, Any]:
+    """apispec attribute function: a nullable ``Nested`` as ``allOf: [$ref]`` with
+    ``nullable: true`` (OpenAPI 3.0), not apispec's ``anyOf`` of the schema and an empty
+    nullable object, which client generators read as a second, untyped model."""
+    options = ret.get("anyOf")
+    empty = {"type": "object", "nullable": True}
+    if not (field.allow_none and isinstance(options, list) and len(options) == 2
+            and empty in options):
+        return {}
+    ref = options[1 - options.index(empty)]
+    if set(ref) != {"$ref"}:
+        return {}
+    del ret["anyOf"]
+    return {"allOf": [ref], "nullable": True}
+
+
 class HealthSchema(ma.Schema):
     status = fields.String(required=True)
 
@@ -480,15 +497,15 @@ class CompoundSchema(ma.Schema):
                                                                  "contract, all_at_once"})
     rule = fields.String(required=True)
     exists = fields.Boolean(required=True)
-    example = fields.Dict(allow_none=True, required=True,
-                          metadata={"description": "one such move, ready to send"})
+    example = fields.Nested(MoveSchema, allow_none=True, required=True,
+                            metadata={"description": "one such move, ready to send"})
 
 
 class LegalMovesSchema(ma.Schema):
     seat = fields.Integer(required=True)
     version = fields.Integer(required=True)
     your_turn = fields.Boolean(required=True)
-    moves = fields.List(fields.Dict(), required=True, metadata={
+    moves = fields.List(fields.Nested(MoveSchema), required=True, metadata={
         "description": "every legal move now, each ready to POST to …/moves (compound meld "
                        "actions are summarised under `compound`)"})
     truncated = fields.Boolean(required=True)

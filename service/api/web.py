@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import redis
 from flask import Flask, Response, redirect, send_from_directory
+
+from service.store import StoreClient
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 CEILING_TTL = 600
@@ -26,7 +27,7 @@ def register(app: Flask) -> None:
         return redirect("/docs")  # type: ignore[return-value]
 
 
-def register_ceiling(app: Flask, client: redis.Redis) -> None:
+def register_ceiling(app: Flask, client: StoreClient) -> None:
     """``GET /_bench/ceiling/<key>?size=N``: one Redis GET and one SET of an N-byte payload,
     returned as the body — what any endpoint on this stack costs at least."""
     from flask import request

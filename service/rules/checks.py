@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from service.rules.errors import Code, Reason
+from service.rules.errors import N_, Code, Reason
 from service.rules.melds import MeldError, Piece, check_meld
 from service.rules.ruleset import Rules, find_variant, resolve_rules
 from service.rules.scoring import HandEnd
@@ -31,7 +31,8 @@ def check_one_meld(variant_id: str, overrides: Mapping[str, Any] | None,
     for p in pieces:
         if p.card not in deck:
             reasons.append(Reason(Code.INVALID_MELD, "C-DECK",
-                                  f"{p.card} is not a card of the {variant.name} deck"))
+                                  N_("{card} is not a card of the {variant} deck"),
+                                  card=p.card, variant=variant.name))
     if not reasons:
         try:
             meld = check_meld(pieces, shape)

@@ -48,7 +48,7 @@ from typing import Any
 
 from service.rules import scoring
 from service.rules.cards import JOKER, RANKS, rank_of
-from service.rules.errors import Code, Reason, Violation
+from service.rules.errors import N_, Code, Message, Reason, Violation
 from service.rules.melds import (
     OPEN_SUIT,
     Meld,
@@ -96,18 +96,18 @@ def _c(number: int, text: str, *needs: tuple[str, int]) -> Contract:
 
 
 CONTRACTS: tuple[Contract, ...] = (
-    _c(1, "two sets of 3", ("set", 3), ("set", 3)),
-    _c(2, "a set of 3 and a run of 4", ("set", 3), ("run", 4)),
-    _c(3, "two sets of 4", ("set", 4), ("set", 4)),
-    _c(4, "two runs of 4", ("run", 4), ("run", 4)),
-    _c(5, "a set of 4 and a run of 4", ("set", 4), ("run", 4)),
-    _c(6, "two sets of 3 and a run of 4", ("set", 3), ("set", 3), ("run", 4)),
-    _c(7, "a set of 3 and a run of 7", ("set", 3), ("run", 7)),
-    _c(8, "three sets of 3", ("set", 3), ("set", 3), ("set", 3)),
-    _c(9, "two sets of 5", ("set", 5), ("set", 5)),
-    _c(10, "two runs of 5", ("run", 5), ("run", 5)),
-    _c(11, "eight of a kind", ("set", 8)),
-    _c(12, "a run of 10", ("run", 10)),
+    _c(1, N_("two sets of 3"), ("set", 3), ("set", 3)),
+    _c(2, N_("a set of 3 and a run of 4"), ("set", 3), ("run", 4)),
+    _c(3, N_("two sets of 4"), ("set", 4), ("set", 4)),
+    _c(4, N_("two runs of 4"), ("run", 4), ("run", 4)),
+    _c(5, N_("a set of 4 and a run of 4"), ("set", 4), ("run", 4)),
+    _c(6, N_("two sets of 3 and a run of 4"), ("set", 3), ("set", 3), ("run", 4)),
+    _c(7, N_("a set of 3 and a run of 7"), ("set", 3), ("run", 7)),
+    _c(8, N_("three sets of 3"), ("set", 3), ("set", 3), ("set", 3)),
+    _c(9, N_("two sets of 5"), ("set", 5), ("set", 5)),
+    _c(10, N_("two runs of 5"), ("run", 5), ("run", 5)),
+    _c(11, N_("eight of a kind"), ("set", 8)),
+    _c(12, N_("a run of 10"), ("run", 10)),
 )
 """The twelve contracts, in order (DUMMY-CONTRACTS). Sizes are minimums."""
 
@@ -204,8 +204,11 @@ def fit_contract(melds: Sequence[Sequence[Piece]], shape: MeldShape,
     return None
 
 
-def _describe(melds: Sequence[Meld]) -> str:
-    return ", ".join(f"a {m.kind} of {len(m.cards)} ({' '.join(m.cards)})" for m in melds)
+def _describe(melds: Sequence[Meld]) -> Message:
+    return Message.join(Message(N_("a set of {count} ({cards})") if m.kind == "set" else
+                                N_("a run of {count} ({cards})"),
+                                {"count": len(m.cards), "cards": " ".join(m.cards)})
+                        for m in melds)
 
 
 # ---------------------------------------------------------------------------------------
@@ -261,7 +264,8 @@ class DummyRules(VariantRules):
         """DUMMY-DRAW: after the contract, the stock only."""
         if source == "discard" and turn.opened:
             raise Violation(Code.DISCARD_DRAW_FORBIDDEN, "DUMMY-DRAW",
-                            "you have laid down your contract this hand: draw from the stock")
+                            N_("you have laid down your contract this hand: draw from the "
+                               "stock"))
 
     def before_draw(self, turn: Turn, source: str) -> None:
         """DUMMY-CUTIN: the next player's draw closes the window. Taking the discard voids
@@ -298,27 +302,32 @@ class DummyRules(VariantRules):
         seat_contract = self.current(turn.state, turn.seat)
         if turn.opened:
             raise Violation(Code.CONTRACT_ALREADY_MET, "DUMMY-AFTER",
-                            f"you have laid down contract {seat_contract.number} this hand: "
-                            "no new melds; lay off on the table's melds instead")
+                            N_("you have laid down contract {number} this hand: no new melds; "
+                               "lay off on the table's melds instead"),
+                            number=seat_contract.number)
         best = turn.readings(melds)
         fitted = fit_contract(melds, turn.shape, seat_contract)
         if fitted is None:
             count = len(seat_contract.needs)
             raise Violation(Code.CONTRACT_NOT_MET, "DUMMY-CONTRACTS",
-                            f"contract {seat_contract.number} is {seat_contract.text} "
-                            f"({count} meld{'s' if count > 1 else ''}, sizes are minimums, "
-                            f"all in this action); these melds are {_describe(best)}")
+                            N_("contract {number} is {contract} ({count} melds, sizes are "
+                               "minimums, all in this action); these melds are {melds}")
+                            if count > 1 else
+                            N_("contract {number} is {contract} (1 meld, sizes are minimums, "
+                               "all in this action); these melds are {melds}"),
+                            number=seat_contract.number, contract=Message(seat_contract.text),
+                            count=count, melds=_describe(best))
         return fitted
 
     def check_meld_action(self, turn: Turn, melds: Sequence[Meld],
                           lay_offs: Sequence[LaidOff]) -> None:
         if lay_offs:
             raise Violation(Code.INVALID_LAY_OFF, "DUMMY-AFTER",
-                            "lay-offs come from the turn after your contract on")
+                            N_("lay-offs come from the turn after your contract on"))
         used = sum(len(m.cards) for m in melds)
         if used >= len(turn.hand):
             raise Violation(Code.MUST_DISCARD_TO_GO_OUT, "DUMMY-DISCARD",
-                            "this would leave no card to discard; every turn ends with one")
+                            N_("this would leave no card to discard; every turn ends with one"))
 
     def check_lay_offs(self, turn: Turn, lay_offs: Sequence[LaidOff],
                        in_meld_action: bool = False) -> None:
@@ -326,16 +335,17 @@ class DummyRules(VariantRules):
         s = turn.state
         if not turn.opened:
             raise Violation(Code.NOT_OPENED, "DUMMY-AFTER",
-                            f"lay down your contract ({self.current(s, turn.seat).text}) "
-                            "first; lay-offs come from the turn after it on")
+                            N_("lay down your contract ({contract}) first; lay-offs come "
+                               "from the turn after it on"),
+                            contract=Message(self.current(s, turn.seat).text))
         if not s.tabled[turn.seat]:
             raise Violation(Code.INVALID_LAY_OFF, "DUMMY-AFTER",
-                            "you laid down your contract this turn: lay-offs come from your "
-                            "next turn on")
+                            N_("you laid down your contract this turn: lay-offs come from "
+                               "your next turn on"))
         used = sum(len(lo.pieces) for lo in lay_offs)
         if used >= len(turn.hand):
             raise Violation(Code.MUST_DISCARD_TO_GO_OUT, "DUMMY-DISCARD",
-                            "this would leave no card to discard; every turn ends with one")
+                            N_("this would leave no card to discard; every turn ends with one"))
 
     def fits_table(self, turn: Turn, card: str) -> str | None:
         """The id of a table meld ``card`` would fit as a lay-off, if any."""
@@ -363,8 +373,9 @@ class DummyRules(VariantRules):
         if spare is None:
             return
         raise Violation(Code.PLAYABLE_DISCARD, "DUMMY-DISCARD",
-                        f"{move.card} would fit {fits} as a lay-off, so it may not be "
-                        f"discarded while you hold a card that fits no meld (e.g. {spare})")
+                        N_("{card} would fit {meld_id} as a lay-off, so it may not be "
+                           "discarded while you hold a card that fits no meld (e.g. {spare})"),
+                        card=move.card, meld_id=fits, spare=spare)
 
     def after_discard(self, turn: Turn, move: Discard) -> None:
         """DUMMY-CUTIN: a discard opens the cut-in window until the next player draws."""
@@ -378,26 +389,28 @@ class DummyRules(VariantRules):
         rules = Rules.of(state.rules)
         if not rules.cut_ins:
             raise Violation(Code.CUT_IN_NOT_ALLOWED, "DUMMY-CUTIN",
-                            "cut-ins are not played in this game (knob cut_ins)")
+                            N_("cut-ins are not played in this game (knob cut_ins)"))
         window = state.var.get("cut_in") or {"open": False, "discarder": None, "claims": []}
-        reasons: list[str] = []
+        reasons: list[Message] = []
         if state.phase != "draw" or not window["open"]:
-            reasons.append("a cut-in is claimed after a discard, before the next player "
-                           "draws")
+            reasons.append(Message(N_("a cut-in is claimed after a discard, before the next "
+                                      "player draws")))
         if seat == state.turn:
-            reasons.append("you are next: take the discard by drawing it (you have "
-                           "priority)")
+            reasons.append(Message(N_("you are next: take the discard by drawing it (you have "
+                                      "priority)")))
         if seat == window["discarder"]:
-            reasons.append("you discarded that card")
+            reasons.append(Message(N_("you discarded that card")))
         if state.melded[seat]:
-            reasons.append("you have laid down your contract this hand")
+            reasons.append(Message(N_("you have laid down your contract this hand")))
         if state.var["cut_ins"][seat] >= MAX_CUT_INS:
-            reasons.append(f"you have made {MAX_CUT_INS} cut-ins this hand already")
+            reasons.append(Message(N_("you have made {count} cut-ins this hand already"),
+                                   {"count": MAX_CUT_INS}))
         if seat in window["claims"]:
-            reasons.append("you have already claimed this discard")
+            reasons.append(Message(N_("you have already claimed this discard")))
         if window["open"] and len(state.stock) < CUT_IN_CARDS + 1:
-            reasons.append(f"the stock holds {len(state.stock)} cards: a cut-in takes "
-                           f"{CUT_IN_CARDS} and leaves one for the next player")
+            reasons.append(Message(N_("the stock holds {count} cards: a cut-in takes {takes} "
+                                      "and leaves one for the next player"),
+                                   {"count": len(state.stock), "takes": CUT_IN_CARDS}))
         if reasons:
             raise Violation.of([Reason(Code.CUT_IN_NOT_ALLOWED, "DUMMY-CUTIN", r)
                                 for r in reasons])

@@ -20,7 +20,7 @@ from typing import Any
 
 from service.rules import fairness
 from service.rules.cards import CardError, canonical, multiset
-from service.rules.errors import Code, Violation
+from service.rules.errors import N_, Code, Violation
 from service.rules.melds import MeldShape
 from service.rules.moves import (
     CutIn,
@@ -218,15 +218,17 @@ def apply(state: GameState, seat: int, move: Move,
     rng = rng or _SYSTEM_RANDOM
     if state.status != "playing":
         raise Violation(Code.GAME_FINISHED, f"{vr.rule_prefix}-END",
-                        "the match is over")
+                        N_("the match is over"))
     if not 0 <= seat < state.players_count:
-        raise Violation(Code.NOT_YOUR_TURN, "C-SEAT", f"no seat {seat} in this game")
+        raise Violation(Code.NOT_YOUR_TURN, "C-SEAT", N_("no seat {seat} in this game"),
+                        seat=seat)
     new = state.copy()
     if isinstance(move, CutIn):
         return new, vr.cut_in(new, seat, rng)
     if seat != state.turn:
         raise Violation(Code.NOT_YOUR_TURN, "C-TURN",
-                        f"it is seat {state.turn}'s turn ({state.players[state.turn]})")
+                        N_("it is seat {seat}'s turn ({name})"), seat=state.turn,
+                        name=state.players[state.turn])
     turn = Turn(new, seat, variant, rules, vr, rng)
     if isinstance(move, Draw):
         turn.draw(move)

@@ -4,12 +4,70 @@
   field): the HTTP layer answers 400.
 * :class:`Violation` — the move is well formed but the rules forbid it: 422 with a stable
   :class:`Code` and the id of the rule (``RULES.md``) that forbids it.
+
+Refusals carry a :class:`Message`: an English template marked with :func:`N_` and its
+parameters. ``detail`` is the English text; the HTTP layer translates the template with
+gettext for the caller's language and formats it with the same parameters (the engine itself
+knows nothing of languages).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` as a template to translate (``pybabel extract -k N_``); a no-op."""
+    return message
+
+
+def _same(template: str) -> str:
+    return template
+
+
+class Message:
+    """An English template (``str.format`` syntax, marked with :func:`N_`) and its
+    parameters; ``str()`` is the English text. A parameter may itself be a Message, which is
+    translated with the template."""
+
+    __slots__ = ("params", "template")
+
+    def __init__(self, template: str, params: Mapping[str, object] | None = None) -> None:
+        self.template = template
+        self.params: Mapping[str, object] = params or {}
+
+    @classmethod
+    def join(cls, parts: Iterable[Message], separator: str = ", ") -> Message:
+        """``parts`` one after another (the separator is not translated)."""
+        params = {f"part{i}": part for i, part in enumerate(parts)}
+        return cls(separator.join(f"{{{name}}}" for name in params), params)
+
+    def render(self, translate: Callable[[str], str] = _same) -> str:
+        """The text, each template passed through ``translate`` first (a template without
+        parameters is taken as it is: no ``str.format``)."""
+        if not self.params:
+            return translate(self.template) if self.template else ""
+        values = {name: value.render(translate) if isinstance(value, Message) else value
+                  for name, value in self.params.items()}
+        return translate(self.template).format(**values)
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def __repr__(self) -> str:
+        return f"Message({self.template!r}, {dict(self.params)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Message) and self.template == other.template
+                and dict(self.params) == dict(other.params))
+
+    def __hash__(self) -> int:
+        return hash(self.template)
+
+
+def _message(message: str | Message, params: Mapping[str, object]) -> Message:
+    return message if isinstance(message, Message) else Message(message, params)
 
 
 class Code(StrEnum):
@@ -69,37 +127,71 @@ class Code(StrEnum):
     """The Idempotency-Key was used with another request body."""
 
 
-@dataclass(frozen=True)
 class Reason:
-    """One reason a move or meld is refused."""
+    """One reason a move or meld is refused: ``Reason(code, rule, template, **params)``
+    (or a ready :class:`Message`); ``detail`` is the English text, formatted when first
+    asked for (the meld search makes and drops many reasons)."""
 
-    code: Code
-    rule: str
-    detail: str
+    __slots__ = ("_detail", "code", "message", "rule")
+
+    def __init__(self, code: Code, rule: str, message: str | Message, /,
+                 **params: object) -> None:
+        self.code = code
+        self.rule = rule
+        self.message = _message(message, params)
+        self._detail: str | None = None
+
+    @property
+    def detail(self) -> str:
+        if self._detail is None:
+            self._detail = str(self.message)
+        return self._detail
 
     def as_dict(self) -> dict[str, str]:
         return {"code": self.code.value, "rule": self.rule, "detail": self.detail}
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Reason) and (self.code, self.rule, self.detail) == (
+            other.code, other.rule, other.detail)
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.rule, self.detail))
+
+    def __repr__(self) -> str:
+        return f"Reason(code={self.code!r}, rule={self.rule!r}, detail={self.detail!r})"
+
 
 class Violation(Exception):
-    """An illegal move: ``code`` (:class:`Code`), ``rule`` (RULES.md id) and ``detail``.
+    """An illegal move: ``code`` (:class:`Code`), ``rule`` (RULES.md id), ``message`` (a
+    template and its parameters, :class:`Message`) and ``detail`` (its English text):
+    ``Violation(code, rule, "opening worth {points} points", points=48)``.
 
     ``reasons`` holds every reason found when there is more than one (the first is the
     headline).
     """
 
-    def __init__(self, code: Code, rule: str, detail: str,
-                 reasons: tuple[Reason, ...] = ()) -> None:
-        super().__init__(detail)
+    def __init__(self, code: Code, rule: str, message: str | Message, /, *,
+                 reasons: tuple[Reason, ...] = (), **params: object) -> None:
+        super().__init__()
         self.code = code
         self.rule = rule
-        self.detail = detail
-        self.reasons = reasons or (Reason(code, rule, detail),)
+        self.message = _message(message, params)
+        self.reasons = reasons or (Reason(code, rule, self.message),)
+
+    @property
+    def detail(self) -> str:
+        """The English text (formatted when asked for: legal-move searches refuse many
+        candidate moves nobody reads about)."""
+        return self.reasons[0].detail if self.reasons[0].message is self.message else str(
+            self.message)
+
+    def __str__(self) -> str:
+        return self.detail
 
     @classmethod
     def of(cls, reasons: list[Reason]) -> Violation:
         first = reasons[0]
-        return cls(first.code, first.rule, first.detail, tuple(reasons))
+        return cls(first.code, first.rule, first.message, reasons=tuple(reasons))
 
     def __repr__(self) -> str:
         return f"Violation({self.code.value!r}, {self.rule!r}, {self.detail!r})"

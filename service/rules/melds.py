@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from service.rules.cards import JOKER, RANKS, rank_of
-from service.rules.errors import Code, Reason
+from service.rules.errors import N_, Code, Message, Reason
 
 OPEN_SUIT = "*"
 """Suit character of a wild whose suit is still open (a set wild, a mixed-suit run wild)."""
@@ -89,8 +89,11 @@ class MeldError(Exception):
     """A meld that no reading makes valid; ``reasons`` says every way it fails."""
 
     def __init__(self, reasons: list[Reason]) -> None:
-        super().__init__("; ".join(r.detail for r in reasons))
+        super().__init__()
         self.reasons = reasons
+
+    def __str__(self) -> str:
+        return "; ".join(r.detail for r in self.reasons)
 
 
 def _rank_name(rank: int) -> str:
@@ -158,13 +161,14 @@ def extend_meld(meld: Meld, pieces: Sequence[Piece], shape: MeldShape,
         readings: list[Meld] = []
         problem = _read_set([*old, *pieces], shape, readings, require_rank=meld.start)
         if problem is not None:
-            raise MeldError([Reason(Code.INVALID_LAY_OFF, problem.rule, problem.detail)])
+            raise MeldError([Reason(Code.INVALID_LAY_OFF, problem.rule, problem.message)])
         extended = _best(readings, accept, _new_meld_key)
     else:
         extended = _extend_run(meld, pieces, shape, end, accept)
     if shape.max_wilds is not None and extended.wild_count(shape) > shape.max_wilds:
         raise MeldError([Reason(Code.TOO_MANY_WILDS, shape.wild_rule,
-                                f"a meld may hold at most {shape.max_wilds} wild(s)")])
+                                N_("a meld may hold at most {most} wild(s)"),
+                                most=shape.max_wilds)])
     return extended
 
 
@@ -182,27 +186,31 @@ def _precheck(pieces: Sequence[Piece], shape: MeldShape, new_meld: bool = True) 
     reasons: list[Reason] = []
     if new_meld and len(pieces) < 3:
         reasons.append(Reason(Code.INVALID_MELD, "C-SET",
-                              f"a meld needs at least 3 cards, got {len(pieces)}"))
+                              N_("a meld needs at least 3 cards, got {count}"),
+                              count=len(pieces)))
     if not pieces:
-        reasons.append(Reason(Code.INVALID_LAY_OFF, "C-LAYOFF", "no card to lay off"))
+        reasons.append(Reason(Code.INVALID_LAY_OFF, "C-LAYOFF", N_("no card to lay off")))
     for p in pieces:
         if p.as_ is not None and not shape.is_wild(p.card):
             reasons.append(Reason(Code.INVALID_MELD, "C-MELD",
-                                  f"{p.card} is not wild and cannot stand for {p.as_}"))
+                                  N_("{card} is not wild and cannot stand for {stands_for}"),
+                                  card=p.card, stands_for=p.as_))
         if p.as_ is not None and (p.as_ == JOKER or (shape.is_wild(p.as_)
                                   and not (shape.flexible_twos and p.as_[0] == "2"))):
             reasons.append(Reason(Code.INVALID_MELD, "C-MELD",
-                                  f"a wild cannot stand for {p.as_}"))
+                                  N_("a wild cannot stand for {stands_for}"),
+                                  stands_for=p.as_))
     naturals = [p for p in pieces if not shape.is_wild(p.card)
                 or (shape.flexible_twos and p.card != JOKER)]
     if new_meld and pieces and not naturals:
         reasons.append(Reason(Code.INVALID_MELD, "C-MELD",
-                              "a meld must hold at least one natural (non-wild) card"))
+                              N_("a meld must hold at least one natural (non-wild) card")))
     if new_meld and shape.max_wilds is not None:
         jokers = sum(1 for p in pieces if p.card == JOKER)
         if jokers > shape.max_wilds:
             reasons.append(Reason(Code.TOO_MANY_WILDS, shape.wild_rule,
-                                  f"{jokers} jokers in one meld, at most {shape.max_wilds}"))
+                                  N_("{jokers} jokers in one meld, at most {most}"),
+                                  jokers=jokers, most=shape.max_wilds))
     return reasons
 
 
@@ -225,7 +233,8 @@ def _read_set(pieces: Sequence[Piece], shape: MeldShape, out: list[Meld],
     ranks = {rank_of(p.card) for p in strict}
     if len(ranks) > 1:
         names = ", ".join(_rank_name(r) for r in sorted(ranks))
-        return Reason(Code.INVALID_MELD, rule, f"not a set: ranks differ ({names})")
+        return Reason(Code.INVALID_MELD, rule, N_("not a set: ranks differ ({ranks})"),
+                      ranks=names)
     flex = [p for p in pieces if shape.flexible_twos and p.card != JOKER
             and shape.is_wild(p.card) and p.as_ is None]
     if ranks:
@@ -233,16 +242,18 @@ def _read_set(pieces: Sequence[Piece], shape: MeldShape, out: list[Meld],
     elif flex:
         rank = 2  # a set of wild 2s standing as natural 2s (DUMMY-WILDS)
     else:
-        return Reason(Code.INVALID_MELD, rule, "not a set: no natural card")
+        return Reason(Code.INVALID_MELD, rule, N_("not a set: no natural card"))
     if require_rank is not None and rank != require_rank:
         return Reason(Code.INVALID_LAY_OFF, rule,
-                      f"a set of {_rank_name(require_rank)}s cannot take a {_rank_name(rank)}")
+                      N_("a set of {rank}s cannot take a {other}"),
+                      rank=_rank_name(require_rank), other=_rank_name(rank))
     naturals = [p for p in strict] + ([p for p in flex] if rank == 2 else [])
     wilds = [p for p in pieces if p not in naturals]  # pieces compare by value
     size = len(pieces)
     if shape.set_max is not None and size > shape.set_max:
         return Reason(Code.INVALID_MELD, rule,
-                      f"a set holds at most {shape.set_max} cards, got {size}")
+                      N_("a set holds at most {most} cards, got {count}"),
+                      most=shape.set_max, count=size)
     suits = [p.card[1] for p in naturals]
     declared: list[str] = []
     for w in wilds:
@@ -250,17 +261,19 @@ def _read_set(pieces: Sequence[Piece], shape: MeldShape, out: list[Meld],
             continue
         if rank_of(w.as_) != rank:
             return Reason(Code.INVALID_MELD, rule,
-                          f"{w.card} declared as {w.as_} in a set of {_rank_name(rank)}s")
+                          N_("{card} declared as {stands_for} in a set of {rank}s"),
+                          card=w.card, stands_for=w.as_, rank=_rank_name(rank))
         declared.append(w.as_[1])
     if shape.set_distinct_suits:
         taken = suits + declared
         dupes = sorted({s for s in taken if taken.count(s) > 1})
         if dupes:
             return Reason(Code.INVALID_MELD, rule,
-                          f"not a set: its suits must differ, {', '.join(dupes)} appears twice")
+                          N_("not a set: its suits must differ, {suits} appears twice"),
+                          suits=", ".join(dupes))
         if size > 4:
             return Reason(Code.INVALID_MELD, rule,
-                          "not a set: a set of different suits has at most 4 cards")
+                          N_("not a set: a set of different suits has at most 4 cards"))
     open_wilds = [w for w in wilds if w.as_ is None]
     missing = sorted(set("SHDC") - set(suits) - set(declared))
     cards: list[str] = [p.card for p in naturals]
@@ -300,12 +313,13 @@ def _run_suit(pieces: Sequence[Piece], shape: MeldShape) -> tuple[str | None, Re
     if len(suits) > 1:
         listed = ", ".join(sorted(suits))
         return None, Reason(Code.INVALID_MELD, shape.run_rule,
-                            f"not a run: a run is of one suit, these are {listed}")
+                            N_("not a run: a run is of one suit, these are {suits}"),
+                            suits=listed)
     if not suits:  # only wild 2s that may stand as natural 2s
         suits = {p.card[1] for p in pieces if p.card != JOKER}
         if len(suits) != 1:
             return None, Reason(Code.INVALID_MELD, shape.run_rule,
-                                "not a run: no natural card fixes its suit")
+                                N_("not a run: no natural card fixes its suit"))
     return suits.pop(), None
 
 
@@ -380,14 +394,15 @@ def _read_run(pieces: Sequence[Piece], shape: MeldShape, out: list[Meld]) -> Rea
     dupes = [r for r, n in ranks.items() if n > 1 and r != 1]
     if dupes:
         return Reason(Code.INVALID_MELD, rule,
-                      f"not a run: {_rank_name(dupes[0])} appears twice")
+                      N_("not a run: {rank} appears twice"), rank=_rank_name(dupes[0]))
     if not _windows(len(pieces), shape):
-        return Reason(Code.INVALID_MELD, rule, f"not a run: {len(pieces)} cards is too long")
-    ace = {"low": "the ace is low only: A-2-3, never Q-K-A",
-           "high_or_low": "the ace is low (A-2-3) or high (Q-K-A), never K-A-2",
-           "around": "ranks may go around the corner (K-A-2)"}[shape.ace]
+        return Reason(Code.INVALID_MELD, rule, N_("not a run: {count} cards is too long"),
+                      count=len(pieces))
+    ace = {"low": N_("the ace is low only: A-2-3, never Q-K-A"),
+           "high_or_low": N_("the ace is low (A-2-3) or high (Q-K-A), never K-A-2"),
+           "around": N_("ranks may go around the corner (K-A-2)")}[shape.ace]
     return Reason(Code.INVALID_MELD, rule,
-                  f"not a run: the ranks are not consecutive ({ace})")
+                  N_("not a run: the ranks are not consecutive ({ace})"), ace=Message(ace))
 
 
 def _extend_run(meld: Meld, pieces: Sequence[Piece], shape: MeldShape,
@@ -425,8 +440,10 @@ def _extend_run(meld: Meld, pieces: Sequence[Piece], shape: MeldShape,
             readings.append(Meld("run", cards, idents, first,
                                  _points("run", idents, first, shape)))
     if not readings:
-        where = f" at its {end} end" if end else ""
-        raise MeldError([Reason(Code.INVALID_LAY_OFF, "C-LAYOFF",
-                                f"{' '.join(p.card for p in pieces)} cannot extend the run "
-                                f"{' '.join(meld.idents)}{where}")])
+        template = {"low": N_("{cards} cannot extend the run {run} at its low end"),
+                    "high": N_("{cards} cannot extend the run {run} at its high end")}.get(
+                        end or "", N_("{cards} cannot extend the run {run}"))
+        raise MeldError([Reason(Code.INVALID_LAY_OFF, "C-LAYOFF", template,
+                                cards=" ".join(p.card for p in pieces),
+                                run=" ".join(meld.idents))])
     return _best(readings, accept, lambda m: (m.points, m.start + len(m.cards)))

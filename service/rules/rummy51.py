@@ -20,7 +20,7 @@ from random import Random
 
 from service.rules import scoring, search
 from service.rules.cards import JOKER, rank_of, remove
-from service.rules.errors import Code, Reason, Violation
+from service.rules.errors import N_, Code, Reason, Violation
 from service.rules.melds import (
     Accept,
     Meld,
@@ -35,7 +35,7 @@ from service.rules.ruleset import Rules
 from service.rules.state import GameState, TableMeld
 from service.rules.turn import Event, LaidOff, Turn, VariantRules
 
-SINGLE_CARD_DETAIL = "a player holding a single card may not take the discard"
+SINGLE_CARD_DETAIL = N_("a player holding a single card may not take the discard")
 
 
 class Rummy51Rules(VariantRules):
@@ -82,11 +82,13 @@ class Rummy51Rules(VariantRules):
         card = turn.state.discard[-1]
         hand = [*turn.hand, card]
         if not self._can_use(turn, hand, card, need_points=self.discard_draw_points):
-            need = (f" with {self.discard_draw_points} points put down" if
-                    self.discard_draw_points else "")
             raise Violation(Code.DISCARD_DRAW_FORBIDDEN, rule,
-                            f"{card} could not be put on the table this turn{need}: the "
-                            "discard may be taken only to be used at once")
+                            N_("{card} could not be put on the table this turn with {points} "
+                               "points put down: the discard may be taken only to be used at "
+                               "once") if self.discard_draw_points else
+                            N_("{card} could not be put on the table this turn: the discard "
+                               "may be taken only to be used at once"),
+                            card=card, points=self.discard_draw_points)
 
     def _draw_rule(self) -> str:
         return "R51-DRAW"
@@ -104,20 +106,21 @@ class Rummy51Rules(VariantRules):
         reasons: list[Reason] = []
         if points < rules.opening_points:
             reasons.append(Reason(Code.OPENING_TOO_LOW, "R51-OPEN",
-                                  f"opening worth {points} points, {rules.opening_points} "
-                                  "needed"))
+                                  N_("opening worth {points} points, {needed} needed"),
+                                  points=points, needed=rules.opening_points))
         if rules.opening_requires_clean_run and not any(
                 m.kind == "run" and not m.wilds for m in melds):
             reasons.append(Reason(Code.OPENING_NEEDS_CLEAN_RUN, "R51-OPEN",
-                                  "the opening needs a run of 3 or more cards without a joker"))
+                                  N_("the opening needs a run of 3 or more cards without a "
+                                     "joker")))
         taken = turn.state.taken
         if taken is not None and turn.taken_pending():
             used = [c for m in melds for c in m.cards] + [
                 p.card for lo in lay_offs for p in lo.pieces]
             if turn.hand.count(taken) - used.count(taken) > turn.state.taken_before:
                 reasons.append(Reason(Code.DISCARD_NOT_USED, "R51-DRAW",
-                                      f"having taken {taken} from the discard pile you must "
-                                      "open with it"))
+                                      N_("having taken {card} from the discard pile you must "
+                                         "open with it"), card=taken))
         if reasons:
             raise Violation.of(reasons)
 
@@ -127,24 +130,24 @@ class Rummy51Rules(VariantRules):
         if target.kind == "run" and target.owner != turn.seat and any(
                 p.card == JOKER for p in pieces):
             raise Violation(Code.WILD_NOT_ALLOWED, "R51-JOKER-OPP",
-                            "a joker may not be laid off on an opponent's run")
+                            N_("a joker may not be laid off on an opponent's run"))
 
     def check_lay_offs(self, turn: Turn, lay_offs: Sequence[LaidOff],
                        in_meld_action: bool = False) -> None:
         if not turn.opened and not in_meld_action:
             raise Violation(Code.NOT_OPENED, "R51-OPEN",
-                            "lay-offs come only after your opening")
+                            N_("lay-offs come only after your opening"))
 
     def check_discard(self, turn: Turn, move: Discard) -> None:
         s = turn.state
         if turn.taken_pending():
             raise Violation(Code.DISCARD_NOT_USED, "R51-DRAW",
-                            f"{s.taken}, taken from the discard pile, must be put on the table "
-                            "before you discard")
+                            N_("{card}, taken from the discard pile, must be put on the table "
+                               "before you discard"), card=s.taken)
         if s.joker_floor is not None and turn.hand.count(JOKER) > s.joker_floor:
             raise Violation(Code.JOKER_NOT_USED, "R51-SWAP",
-                            "the joker you swapped out must go back on the table before you "
-                            "discard")
+                            N_("the joker you swapped out must go back on the table before "
+                               "you discard"))
 
     def after_discard(self, turn: Turn, move: Discard) -> None:
         """R51-LAST: announce the last card, or draw two penalty cards."""
@@ -171,13 +174,13 @@ class Rummy51Rules(VariantRules):
         if turn.taken_pending() and s.taken is not None and not self._can_use(
                 turn, turn.hand, s.taken, need_points=0):
             raise Violation(Code.DISCARD_NOT_USED, "R51-DRAW",
-                            f"after this, {s.taken} (taken from the discard pile) could no "
-                            "longer be put on the table this turn")
+                            N_("after this, {card} (taken from the discard pile) could no "
+                               "longer be put on the table this turn"), card=s.taken)
         if s.joker_floor is not None and turn.hand.count(JOKER) > s.joker_floor \
                 and not self._can_use(turn, turn.hand, JOKER, need_points=0):
             raise Violation(Code.JOKER_NOT_USED, "R51-SWAP",
-                            "after this, the swapped joker could no longer go back on the "
-                            "table this turn")
+                            N_("after this, the swapped joker could no longer go back on the "
+                               "table this turn"))
 
     # -- what can still be done this turn ------------------------------------------------
 
@@ -267,13 +270,13 @@ class Rummy51Rules(VariantRules):
     def swap_joker(self, turn: Turn, move: SwapJoker) -> None:
         s = turn.state
         if not turn.opened:
-            raise Violation(Code.NOT_OPENED, "R51-SWAP", "only a player who has opened may "
-                                                         "swap a joker")
+            raise Violation(Code.NOT_OPENED, "R51-SWAP",
+                            N_("only a player who has opened may swap a joker"))
         turn.holds([move.card])
         target = s.meld(move.meld_id)
         if target is None:
-            raise Violation(Code.UNKNOWN_MELD, "R51-SWAP", f"no meld {move.meld_id!r} on the "
-                                                           "table")
+            raise Violation(Code.UNKNOWN_MELD, "R51-SWAP", N_("no meld {meld_id!r} on the table"),
+                            meld_id=move.meld_id)
         index = self._swap_index(turn, target, move.card)
         jokers_before = turn.hand.count(JOKER)
         target.cards[index] = move.card
@@ -293,14 +296,17 @@ class Rummy51Rules(VariantRules):
         knob = turn.rules.joker_swap_from_set
         jokers = [i for i, c in enumerate(target.cards) if c == JOKER]
         if not jokers:
-            raise Violation(Code.SWAP_NOT_ALLOWED, "R51-SWAP", f"{target.id} holds no joker")
+            raise Violation(Code.SWAP_NOT_ALLOWED, "R51-SWAP", N_("{meld_id} holds no joker"),
+                            meld_id=target.id)
         if target.kind == "set":
             if knob == "never":
                 raise Violation(Code.SWAP_NOT_ALLOWED, "R51-SWAP",
-                                "jokers may not be swapped out of sets (joker_swap_from_set)")
+                                N_("jokers may not be swapped out of sets "
+                                   "(joker_swap_from_set)"))
             if knob == "four_only" and len(target.cards) < 4:
                 raise Violation(Code.SWAP_NOT_ALLOWED, "R51-SWAP",
-                                "a joker in a 3-card set cannot be swapped: its suit is open")
+                                N_("a joker in a 3-card set cannot be swapped: its suit is "
+                                   "open"))
         for i in jokers:
             ident = target.idents[i]
             if ident == card:
@@ -310,29 +316,32 @@ class Rummy51Rules(VariantRules):
                 return i
         stands = ", ".join(target.idents[i] for i in jokers)
         raise Violation(Code.SWAP_NOT_ALLOWED, "R51-SWAP",
-                        f"the joker in {target.id} stands for {stands}, not {card}")
+                        N_("the joker in {meld_id} stands for {stands_for}, not {card}"),
+                        meld_id=target.id, stands_for=stands, card=card)
 
     def take_from_meld(self, turn: Turn, move: TakeFromMeld) -> None:
         s = turn.state
         if not turn.rules.allow_take_from_meld:
             raise Violation(Code.INVALID_MELD, "R51-TAKE",
-                            "taking cards from melds is not allowed (allow_take_from_meld)")
+                            N_("taking cards from melds is not allowed "
+                               "(allow_take_from_meld)"))
         if not turn.opened:
-            raise Violation(Code.NOT_OPENED, "R51-TAKE", "only a player who has opened may "
-                                                         "take cards from melds")
+            raise Violation(Code.NOT_OPENED, "R51-TAKE",
+                            N_("only a player who has opened may take cards from melds"))
         taken: list[str] = []
         for take in move.take:
             target = s.meld(take.meld_id)
             if target is None:
-                raise Violation(Code.UNKNOWN_MELD, "R51-TAKE", f"no meld {take.meld_id!r} on "
-                                                               "the table")
+                raise Violation(Code.UNKNOWN_MELD, "R51-TAKE",
+                                N_("no meld {meld_id!r} on the table"), meld_id=take.meld_id)
             self._take_one(turn, target, take.card)
             taken.append(take.card)
         pieces = [p.card for m in move.melds for p in m]
         for card in taken:
             if card not in pieces:
                 raise Violation(Code.INVALID_MELD, "R51-TAKE",
-                                f"{card}, taken from a meld, must be used in a new meld")
+                                N_("{card}, taken from a meld, must be used in a new meld"),
+                                card=card)
         from_hand = remove(pieces, taken)
         turn.holds(from_hand)
         readings = turn.readings(move.melds)
@@ -347,13 +356,14 @@ class Rummy51Rules(VariantRules):
     def _take_one(self, turn: Turn, target: TableMeld, card: str) -> None:
         if card == JOKER:
             raise Violation(Code.SWAP_NOT_ALLOWED, "R51-TAKE",
-                            "a joker is taken only by swapping it (R51-SWAP)")
+                            N_("a joker is taken only by swapping it (R51-SWAP)"))
         if card not in target.cards:
-            raise Violation(Code.INVALID_MELD, "R51-TAKE", f"{card} is not in {target.id}")
+            raise Violation(Code.INVALID_MELD, "R51-TAKE", N_("{card} is not in {meld_id}"),
+                            card=card, meld_id=target.id)
         if target.kind == "run":
             if len(target.cards) < 4 or card not in (target.cards[0], target.cards[-1]):
                 raise Violation(Code.INVALID_MELD, "R51-TAKE",
-                                "only an end card of a run of 4 or more may be taken")
+                                N_("only an end card of a run of 4 or more may be taken"))
             at_start = target.cards[0] == card
             index = 0 if at_start else len(target.cards) - 1
             del target.cards[index]
@@ -363,7 +373,7 @@ class Rummy51Rules(VariantRules):
         else:
             if len(target.cards) != 4:
                 raise Violation(Code.INVALID_MELD, "R51-TAKE",
-                                "a card may be taken only from a 4-card set")
+                                N_("a card may be taken only from a 4-card set"))
             index = target.cards.index(card)
             del target.cards[index]
             del target.idents[index]
@@ -371,7 +381,8 @@ class Rummy51Rules(VariantRules):
                 reread = check_meld([Piece(c) for c in target.cards], turn.shape)
             except MeldError:
                 raise Violation(Code.INVALID_MELD, "R51-TAKE",
-                                f"{target.id} would no longer be a valid meld") from None
+                                N_("{meld_id} would no longer be a valid meld"),
+                                meld_id=target.id) from None
             target.cards, target.idents = list(reread.cards), list(reread.idents)
         target.points = meld_from_table(target.kind, target.cards, target.idents, target.start,
                                         turn.shape).points
@@ -468,8 +479,8 @@ class Lebanese14Rules(Rummy51Rules):
             for i, ident in meld.wilds:
                 if meld.cards[i] == JOKER and sum(m.cards.count(ident) for m in melds) < 2:
                     return Reason(Code.WILD_NOT_ALLOWED, "L14-JOKER-RUN",
-                                  f"a joker may stand for {ident} in a run only once both "
-                                  f"{ident}s are in melds on the table")
+                                  N_("a joker may stand for {card} in a run only once both "
+                                     "{card}s are in melds on the table"), card=ident)
             return None
 
         return accept
@@ -479,9 +490,9 @@ class Lebanese14Rules(Rummy51Rules):
         s = turn.state
         if s.taken is not None and s.turn_points < self.discard_draw_points:
             raise Violation(Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
-                            f"having taken the discard you must put down "
-                            f"{self.discard_draw_points} points this turn; "
-                            f"{s.turn_points} so far")
+                            N_("having taken the discard you must put down {points} points "
+                               "this turn; {so_far} so far"),
+                            points=self.discard_draw_points, so_far=s.turn_points)
 
     def check_obligations(self, turn: Turn) -> None:
         super().check_obligations(turn)
@@ -493,8 +504,8 @@ class Lebanese14Rules(Rummy51Rules):
                 keep=1 if turn.rules.must_discard_to_go_out else 0)
             if found is None:
                 raise Violation(Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
-                                f"after this, {self.discard_draw_points} points could no "
-                                "longer be put down this turn")
+                                N_("after this, {points} points could no longer be put down "
+                                   "this turn"), points=self.discard_draw_points)
 
     score_needs = ("opened", "all_at_once", "jokers_used")
 

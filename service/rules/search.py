@@ -123,36 +123,46 @@ def best_combination(hand: Sequence[str], melds: Sequence[Meld], *, need_points:
     this card; ``need_clean_run``: one is a run without wilds; ``keep``: at least this many
     cards stay in hand; ``require_any``: at least one meld even when nothing else is asked.
     Depth-first over melds, richest first, giving up after ``limit``
-    steps (it then answers None: the search only ever claims what it has found).
+    steps (it then answers None: the search only ever claims what it has found); a branch
+    that can no longer get a clean run or ``must_use`` is not explored.
     """
     ordered = sorted(melds, key=lambda m: -m.points)
-    have = Counter(hand)
+    count = len(ordered)
+    needs = [Counter(m.cards) for m in ordered]
+    sizes = [len(m.cards) for m in ordered]
+    clean = [m.kind == "run" and not m.wilds for m in ordered]
+    uses = [must_use is not None and must_use in m.cards for m in ordered]
+    # whether a clean run / a meld holding must_use is still to come from index j on: a
+    # branch that can no longer meet the condition is not explored (it could not succeed)
+    clean_after = [False] * (count + 1)
+    uses_after = [False] * (count + 1)
+    for j in range(count - 1, -1, -1):
+        clean_after[j] = clean[j] or clean_after[j + 1]
+        uses_after[j] = uses[j] or uses_after[j + 1]
     steps = 0
 
-    def clean(m: Meld) -> bool:
-        return m.kind == "run" and not m.wilds
-
-    def ok(chosen: list[Meld], points: int) -> bool:
-        if points < need_points:
-            return False
-        if must_use is not None and not any(must_use in m.cards for m in chosen):
-            return False
-        return not need_clean_run or any(clean(m) for m in chosen)
-
-    def dfs(i: int, left: Counter[str], chosen: list[Meld], points: int) -> list[Meld] | None:
+    def dfs(i: int, left: dict[str, int], total: int, chosen: list[Meld], points: int,
+            has_clean: bool, has_use: bool) -> list[Meld] | None:
         nonlocal steps
         steps += 1
-        if chosen and ok(chosen, points):
+        if chosen and points >= need_points and (must_use is None or has_use) \
+                and (not need_clean_run or has_clean):
             return list(chosen)
         if steps > limit:
             return None
-        for j in range(i, len(ordered)):
-            m = ordered[j]
-            need = Counter(m.cards)
-            if not need <= left or left.total() - len(m.cards) < keep:
+        if (need_clean_run and not has_clean and not clean_after[i]) or \
+                (must_use is not None and not has_use and not uses_after[i]):
+            return None
+        for j in range(i, count):
+            need = needs[j]
+            if total - sizes[j] < keep or any(left.get(c, 0) < n for c, n in need.items()):
                 continue
-            chosen.append(m)
-            found = dfs(j + 1, left - need, chosen, points + m.points)
+            rest = dict(left)
+            for c, n in need.items():
+                rest[c] -= n
+            chosen.append(ordered[j])
+            found = dfs(j + 1, rest, total - sizes[j], chosen, points + ordered[j].points,
+                        has_clean or clean[j], has_use or uses[j])
             chosen.pop()
             if found is not None:
                 return found
@@ -162,4 +172,4 @@ def best_combination(hand: Sequence[str], melds: Sequence[Meld], *, need_points:
 
     if need_points <= 0 and must_use is None and not need_clean_run and not require_any:
         return []
-    return dfs(0, have, [], 0)
+    return dfs(0, dict(Counter(hand)), len(hand), [], 0, False, False)

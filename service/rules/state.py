@@ -2,11 +2,11 @@
 
 ``GameState.to_dict()`` / ``GameState.from_dict()`` round-trip through JSON-compatible
 values. The store keeps :meth:`GameState.to_compact`, the same dict with every card list
-written as one string of two-character codes (``["AS", "TH"]`` -> ``"ASTH"``) and table
-melds as arrays: about half the bytes, and cheaper to encode and parse. ``from_dict``
-reads both forms. The state holds hidden information (hands, the
-stock, arranged deals still to come): only :mod:`service.rules.views` may show it, and only
-to the seat allowed to see it.
+written as one string of two-character codes (``["AS", "TH"]`` -> ``"ASTH"``; also in the
+hidden deal record ``var["fair"]``) and table melds as arrays: fewer bytes, cheaper to
+encode and parse. ``from_dict`` reads both forms. The state holds hidden information
+(hands, the stock, arranged deals still to come): only :mod:`service.rules.views` may show
+it, and only to the seat allowed to see it.
 
 Piles: ``stock[-1]`` is the top of the stock, ``discard[-1]`` the top of the discard pile
 (``discard[0]`` its bottom).
@@ -42,6 +42,40 @@ def _unpack(value: str | list[str]) -> list[str]:
         pairs = iter(value)
         return list(map("".join, zip(pairs, pairs, strict=True)))
     return list(value)
+
+
+_DEAL_PILES = ("stock", "discard")
+_DEAL_LISTS = ("hands", "rebuilds")
+"""Card lists (and lists of card lists) of a deal record kept in ``var`` (the hidden deal of
+the hand being played, :mod:`service.rules.fairness`): packed like the state's own."""
+
+
+def _pack_deal(record: Any) -> Any:
+    if type(record) is not dict:
+        return record
+    out = dict(record)
+    for key in _DEAL_PILES:
+        if type(out.get(key)) is list:
+            out[key] = _pack(out[key])
+    for key in _DEAL_LISTS:
+        value = out.get(key)
+        if type(value) is list and all(type(v) is list for v in value):
+            out[key] = [_pack(v) for v in value]
+    return out
+
+
+def _unpack_deal(record: Any) -> Any:
+    if type(record) is not dict:
+        return record
+    out = dict(record)
+    for key in _DEAL_PILES:
+        if type(out.get(key)) is str:
+            out[key] = _unpack(out[key])
+    for key in _DEAL_LISTS:
+        value = out.get(key)
+        if type(value) is list and any(type(v) is str for v in value):
+            out[key] = [_unpack(v) if type(v) is str else v for v in value]
+    return out
 
 
 @dataclass
@@ -156,6 +190,8 @@ class GameState:
         out["stock"] = _pack(self.stock)
         out["discard"] = _pack(self.discard)
         out["melds"] = [m.to_compact() for m in self.melds]
+        if type(self.var.get("fair")) is dict:
+            out["var"] = {**self.var, "fair": _pack_deal(self.var["fair"])}
         return out
 
     @staticmethod
@@ -169,6 +205,9 @@ class GameState:
         hands = values.get("hands")
         if hands and any(type(h) is str for h in hands):
             values["hands"] = [_unpack(h) if type(h) is str else h for h in hands]
+        var = values.get("var")
+        if type(var) is dict and type(var.get("fair")) is dict:
+            values["var"] = {**var, "fair": _unpack_deal(var["fair"])}
         return GameState(**values)
 
     def copy(self) -> GameState:

@@ -15,7 +15,7 @@ from typing import Any
 
 from service.rules import fairness, scoring
 from service.rules.cards import JOKER, contains, remove
-from service.rules.errors import Code, Reason, Violation
+from service.rules.errors import N_, Code, Message, Reason, Violation
 from service.rules.melds import (
     Accept,
     Meld,
@@ -127,7 +127,7 @@ class VariantRules:
         limit = rules.melds_limit
         if limit is not None and turn.state.turn_melds + len(melds) > limit:
             raise Violation(Code.MELD_LIMIT, "BASIC-MELDS-PER-TURN",
-                            f"at most {limit} new meld(s) per turn")
+                            N_("at most {limit} new meld(s) per turn"), limit=limit)
         if lay_offs:
             self.check_lay_offs(turn, lay_offs, in_meld_action=True)
 
@@ -141,7 +141,8 @@ class VariantRules:
         if turn.rules.lay_off_requires_own_meld and not turn.state.melded[turn.seat] \
                 and not in_meld_action:
             raise Violation(Code.INVALID_LAY_OFF, "BASIC-LAYOFF",
-                            "you may lay off only after making a meld of your own this hand")
+                            N_("you may lay off only after making a meld of your own this "
+                               "hand"))
 
     def check_discard(self, turn: Turn, move: Discard) -> None:
         """Refuse a discard the variant forbids (the generic checks are done)."""
@@ -154,15 +155,16 @@ class VariantRules:
 
     def swap_joker(self, turn: Turn, move: SwapJoker) -> None:
         raise Violation(Code.SWAP_NOT_ALLOWED, "C-TURN",
-                        f"{self.variant.name} has no joker swaps")
+                        N_("{variant} has no joker swaps"), variant=self.variant.name)
 
     def take_from_meld(self, turn: Turn, move: TakeFromMeld) -> None:
         raise Violation(Code.INVALID_MELD, "C-TURN",
-                        f"{self.variant.name} does not allow taking cards from melds")
+                        N_("{variant} does not allow taking cards from melds"),
+                        variant=self.variant.name)
 
     def cut_in(self, state: GameState, seat: int, rng: Random) -> list[Event]:
         raise Violation(Code.CUT_IN_NOT_ALLOWED, "DUMMY-CUTIN",
-                        f"{self.variant.name} has no cut-ins")
+                        N_("{variant} has no cut-ins"), variant=self.variant.name)
 
     # -- the end of a hand and of the match ----------------------------------------------
 
@@ -226,29 +228,31 @@ class Turn:
         s = self.state
         if s.discard_only and what != "discard":
             raise Violation(Code.WRONG_PHASE, f"{self.vr.rule_prefix}-FIRST",
-                            f"cannot {what} now: the dealer's first action is a discard only")
+                            N_("cannot {what} now: the dealer's first action is a discard "
+                               "only"), what=Message(what))
         if s.phase != wanted:
-            now = "draw first" if s.phase == "draw" else "you have already drawn"
-            raise Violation(Code.WRONG_PHASE, "C-TURN", f"cannot {what} now: {now}")
+            now = N_("draw first") if s.phase == "draw" else N_("you have already drawn")
+            raise Violation(Code.WRONG_PHASE, "C-TURN", N_("cannot {what} now: {now}"),
+                            what=Message(what), now=Message(now))
 
     def holds(self, cards: Sequence[str]) -> None:
         missing = contains(self.hand, cards)
         if missing:
             raise Violation(Code.CARD_NOT_IN_HAND, "C-TURN",
-                            f"not in your hand: {', '.join(missing)}")
+                            N_("not in your hand: {cards}"), cards=", ".join(missing))
 
     def check_leaves(self, used: Sequence[str]) -> None:
         """A meld or lay-off must leave a hand that can still end the turn."""
         left = remove(self.hand, used)
         if not left and self.rules.must_discard_to_go_out:
             raise Violation(Code.MUST_DISCARD_TO_GO_OUT, f"{self.vr.rule_prefix}-OUT",
-                            "this would leave no card to discard; keep one to go out")
+                            N_("this would leave no card to discard; keep one to go out"))
         taken = self.state.taken
         if taken is not None and left == [taken] and self.state.taken_before == 0:
             raise Violation(Code.DISCARD_TAKEN_CARD, "C-DISCARD-BACK",
-                            f"this would leave only {taken}, taken from the discard pile this "
-                            "turn, which may not be discarded: put it on the table too or "
-                            "keep another card")
+                            N_("this would leave only {card}, taken from the discard pile "
+                               "this turn, which may not be discarded: put it on the table "
+                               "too or keep another card"), card=taken)
 
     def taken_pending(self) -> bool:
         """The card taken from the discard pile is still in hand (R51-DRAW)."""
@@ -262,9 +266,13 @@ class Turn:
             try:
                 readings.append(check_meld(pieces, self.shape, self.vr.reading_filter(self)))
             except MeldError as exc:
-                prefix = (f"meld {i + 1} ({' '.join(p.card for p in pieces)}): "
-                          if len(melds) > 1 else "")
-                reasons.extend(Reason(r.code, r.rule, prefix + r.detail) for r in exc.reasons)
+                if len(melds) == 1:
+                    reasons.extend(exc.reasons)
+                else:
+                    cards = " ".join(p.card for p in pieces)
+                    reasons.extend(Reason(r.code, r.rule, N_("meld {number} ({cards}): {reason}"),
+                                          number=i + 1, cards=cards, reason=r.message)
+                                   for r in exc.reasons)
         if reasons:
             raise Violation.of(reasons)
         return readings
@@ -272,8 +280,11 @@ class Turn:
     def laid_off(self, move: LayOff) -> LaidOff:
         target = self.state.meld(move.meld_id)
         if target is None:
-            raise Violation(Code.UNKNOWN_MELD, "C-LAYOFF", f"no meld {move.meld_id!r} on the "
-                            f"table ({', '.join(m.id for m in self.state.melds) or 'none yet'})")
+            on_table = ", ".join(m.id for m in self.state.melds)
+            raise Violation(Code.UNKNOWN_MELD, "C-LAYOFF",
+                            N_("no meld {meld_id!r} on the table ({melds})") if on_table else
+                            N_("no meld {meld_id!r} on the table (none yet)"),
+                            meld_id=move.meld_id, melds=on_table)
         self.vr.check_lay_off_target(self, target, move.cards)
         current = meld_from_table(target.kind, target.cards, target.idents, target.start,
                                   self.shape)
@@ -288,9 +299,9 @@ class Turn:
 
     def draw(self, move: Draw) -> None:
         s = self.state
-        self.phase("draw", "draw")
+        self.phase("draw", N_("draw"))
         if move.source == "discard" and not s.discard:
-            raise Violation(Code.EMPTY_PILE, "C-TURN", "the discard pile is empty")
+            raise Violation(Code.EMPTY_PILE, "C-TURN", N_("the discard pile is empty"))
         self.vr.check_draw(self, move.source)
         self.vr.before_draw(self, move.source)
         if move.source == "discard":
@@ -332,9 +343,10 @@ class Turn:
         return True
 
     def meld(self, move: MeldMove) -> None:
-        self.phase("play", "meld")
+        self.phase("play", N_("meld"))
         if not move.melds:
-            raise Violation(Code.INVALID_MELD, "C-MELD", "a meld action needs at least one meld")
+            raise Violation(Code.INVALID_MELD, "C-MELD",
+                            N_("a meld action needs at least one meld"))
         used = [p.card for m in move.melds for p in m] + [
             p.card for lo in move.lay_offs for p in lo.cards]
         self.holds(used)
@@ -343,8 +355,8 @@ class Turn:
         bad = [lo.meld_id for lo in move.lay_offs if lo.meld_id in new_ids]
         if bad:
             raise Violation(Code.INVALID_LAY_OFF, "C-LAYOFF",
-                            "lay off on melds already on the table; put these cards in the "
-                            "new meld instead")
+                            N_("lay off on melds already on the table; put these cards in "
+                               "the new meld instead"))
         lay_offs = [self.laid_off(lo) for lo in move.lay_offs]
         self.vr.check_meld_action(self, readings, lay_offs)
         self.check_leaves(used)
@@ -388,7 +400,7 @@ class Turn:
                             "cards": cards, "meld": target.public()})
 
     def lay_off(self, move: LayOff) -> None:
-        self.phase("play", "lay off")
+        self.phase("play", N_("lay off"))
         self.holds([p.card for p in move.cards])
         lo = self.laid_off(move)
         self.vr.check_lay_offs(self, [lo])
@@ -400,11 +412,11 @@ class Turn:
     def discard(self, move: Discard) -> None:
         s = self.state
         start_hand = s.hand_number
-        self.phase("play", "discard")
+        self.phase("play", N_("discard"))
         self.holds([move.card])
         if move.card == s.taken and s.taken_before == 0:
             raise Violation(Code.DISCARD_TAKEN_CARD, "C-DISCARD-BACK",
-                            f"{move.card} was just taken from the discard pile")
+                            N_("{card} was just taken from the discard pile"), card=move.card)
         self.vr.check_discard(self, move)
         self.hand.remove(move.card)
         s.discard.append(move.card)
@@ -467,10 +479,10 @@ class Turn:
     # -- the other moves -----------------------------------------------------------------
 
     def swap_joker(self, move: SwapJoker) -> None:
-        self.phase("play", "swap a joker")
+        self.phase("play", N_("swap a joker"))
         self.vr.swap_joker(self, move)
 
     def take_from_meld(self, move: TakeFromMeld) -> None:
-        self.phase("play", "take from a meld")
+        self.phase("play", N_("take from a meld"))
         self.vr.take_from_meld(self, move)
 

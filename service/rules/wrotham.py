@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from service.rules.cards import JOKER, rank_of, remove
-from service.rules.errors import Code, Violation
+from service.rules.errors import N_, Code, Violation
 from service.rules.melds import OPEN_SUIT, Meld, MeldShape, meld_from_table
 from service.rules.moves import SwapJoker
 from service.rules.ruleset import Rules
@@ -80,12 +80,12 @@ class WrothamRules(VariantRules):
         if is_late_deal(turn.state, turn.rules):
             if left > 1:
                 raise Violation(Code.MUST_MELD_ALL_AT_ONCE, "WROTHAM-LATE",
-                                f"in deal {turn.state.hand_number} (a late deal) you go down "
-                                f"with all your cards at once but the one you discard: this "
-                                f"would leave {left}")
+                                N_("in deal {deal} (a late deal) you go down with all your "
+                                   "cards at once but the one you discard: this would leave "
+                                   "{left}"), deal=turn.state.hand_number, left=left)
             if left < 1:
                 raise Violation(Code.MUST_DISCARD_TO_GO_OUT, "WROTHAM-LATE",
-                                "in a late deal you go out with a discard: keep one card")
+                                N_("in a late deal you go out with a discard: keep one card"))
             if lay_offs:
                 self.check_lay_offs(turn, lay_offs, in_meld_action=True)
             return
@@ -97,8 +97,9 @@ class WrothamRules(VariantRules):
         if not in_meld_action:
             if is_late_deal(turn.state, turn.rules):
                 raise Violation(Code.MUST_MELD_ALL_AT_ONCE, "WROTHAM-LATE",
-                                f"in deal {turn.state.hand_number} (a late deal) nothing goes "
-                                "on the table until all your cards but one go down at once")
+                                N_("in deal {deal} (a late deal) nothing goes on the table "
+                                   "until all your cards but one go down at once"),
+                                deal=turn.state.hand_number)
             self._keep_one(turn, sum(len(lo.pieces) for lo in lay_offs))
         super().check_lay_offs(turn, lay_offs, in_meld_action)
 
@@ -107,7 +108,7 @@ class WrothamRules(VariantRules):
         """BASIC-OUT's ``must_discard_to_go_out``, cited by its own rule id."""
         if turn.rules.must_discard_to_go_out and used >= len(turn.hand):
             raise Violation(Code.MUST_DISCARD_TO_GO_OUT, "BASIC-OUT",
-                            "this would leave no card to discard; keep one to go out")
+                            N_("this would leave no card to discard; keep one to go out"))
 
     # -- joker exchange ------------------------------------------------------------------
 
@@ -117,13 +118,16 @@ class WrothamRules(VariantRules):
         s = turn.state
         if move.card == JOKER:
             raise Violation(Code.SWAP_NOT_ALLOWED, "WROTHAM-SWAP",
-                            "exchange a joker for the card it stands for, not for a joker")
+                            N_("exchange a joker for the card it stands for, not for a "
+                               "joker"))
         turn.holds([move.card])
         target = s.meld(move.meld_id)
         if target is None:
+            on_table = ", ".join(m.id for m in s.melds)
             raise Violation(Code.UNKNOWN_MELD, "WROTHAM-SWAP",
-                            f"no meld {move.meld_id!r} on the table "
-                            f"({', '.join(m.id for m in s.melds) or 'none yet'})")
+                            N_("no meld {meld_id!r} on the table ({melds})") if on_table else
+                            N_("no meld {meld_id!r} on the table (none yet)"),
+                            meld_id=move.meld_id, melds=on_table)
         index = self._swap_index(target, move.card)
         target.cards[index] = move.card
         target.idents[index] = move.card
@@ -140,10 +144,12 @@ class WrothamRules(VariantRules):
     def _swap_index(target: TableMeld, card: str) -> int:
         jokers = [i for i, c in enumerate(target.cards) if c == JOKER]
         if not jokers:
-            raise Violation(Code.SWAP_NOT_ALLOWED, "WROTHAM-SWAP", f"{target.id} holds no joker")
+            raise Violation(Code.SWAP_NOT_ALLOWED, "WROTHAM-SWAP", N_("{meld_id} holds no joker"),
+                            meld_id=target.id)
         if target.kind == "set" and len(target.cards) < 4:
             raise Violation(Code.SWAP_NOT_ALLOWED, "WROTHAM-SWAP",
-                            "a joker in a 3-card set cannot be exchanged: its identity is open")
+                            N_("a joker in a 3-card set cannot be exchanged: its identity is "
+                               "open"))
         suits = {ident[1] for ident in target.idents}
         for i in jokers:
             ident = target.idents[i]
@@ -154,7 +160,8 @@ class WrothamRules(VariantRules):
                 return i
         stands = ", ".join(target.idents[i] for i in jokers)
         raise Violation(Code.SWAP_NOT_ALLOWED, "WROTHAM-SWAP",
-                        f"the joker in {target.id} stands for {stands}, not {card}")
+                        N_("the joker in {meld_id} stands for {stands_for}, not {card}"),
+                        meld_id=target.id, stands_for=stands, card=card)
 
     @staticmethod
     def _settle_set(target: TableMeld) -> None:

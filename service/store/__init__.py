@@ -3,7 +3,13 @@
 It knows nothing of rummy. See :class:`GameStore` and :func:`make_client`.
 """
 
-from .client import make_client
+from .client import (
+    StoreClient,
+    make_client,
+    make_cluster_client,
+    make_sentinel_client,
+    make_store_client,
+)
 from .errors import (
     GameExists,
     GameNotFound,
@@ -28,10 +34,14 @@ __all__ = [
     "IdempotencyRecord",
     "IdempotentReplay",
     "Loaded",
+    "StoreClient",
     "StoreCorrupted",
     "StoreError",
     "StoreUnavailable",
     "VersionConflict",
     "game_keys",
     "make_client",
+    "make_cluster_client",
+    "make_sentinel_client",
+    "make_store_client",
 ]

@@ -16,15 +16,61 @@ notifications" handling; with those on, ``ConnectionPool.get_connection`` skips 
 ``can_read()`` check that detects pooled connections closed by the server (restart) before a
 command is sent on them. ``health_check_interval`` additionally PINGs connections that were
 idle that long before reuse, so a dead one fails before the command is sent.
+
+:func:`make_store_client` builds the client for the configured mode (``Settings``): one
+server (``REDIS_URL``, :func:`make_client`), a Redis Cluster (``REDIS_CLUSTER_NODES``,
+:func:`make_cluster_client`) or a primary watched by Sentinels (``REDIS_SENTINELS``,
+:func:`make_sentinel_client`), each with the same never-resend policy:
+
+- Cluster (``redis.cluster.RedisCluster``): the per-node clients are built by redis-py with
+  ``Retry(NoBackoff(), 0)`` already (``NodesManager.create_redis_node``); the cluster client
+  itself re-runs a whole command up to ``retry.get_retries()`` times (default 10, also via the
+  deprecated ``cluster_error_retry_attempts``) on ConnectionError, TimeoutError,
+  ClusterDownError and SlotNotCoveredError (``RedisCluster.ERRORS_ALLOW_RETRY``), which
+  would resend a write whose reply was lost. So it gets ``retry=Retry(NoBackoff(), 0)``: one
+  attempt. Redirections are still followed inside that attempt (``_execute_command``: MOVED,
+  ASK, TRYAGAIN, at most ``RedisClusterRequestTTL`` = 16 hops): the node that answers with one
+  of them did *not* run the command, so sending it to the right node is no resend. The
+  pipelines of the store (reads only) get the same ``retry``. ``health_check_interval`` is not
+  a RedisCluster option (dropped by ``cleanup_kwargs``); after a ConnectionError the client
+  drops the node's idle connections and re-reads the slot map. The cluster client reads the
+  slot map when it is built, so a worker that reaches none of the listed nodes fails to start.
+- Sentinel: ``Sentinel(...).master_for(name)`` is a ``redis.Redis`` whose pool asks the
+  Sentinels for the primary's address on each new connection; it gets the same options as
+  :func:`make_client`. A write that meets ``-READONLY`` (the old primary, demoted) is turned
+  into a ConnectionError by redis-py and its connection dropped; it was not applied. The
+  Sentinel connections (read-only queries) get short timeouts and no retries too, so an
+  unreachable Sentinel costs one connect timeout before the next one is asked.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
 import redis
 from redis.backoff import NoBackoff
+from redis.cluster import ClusterNode, RedisCluster
 from redis.retry import Retry
+from redis.sentinel import Sentinel
 
-__all__ = ["make_client"]
+if TYPE_CHECKING:
+    from service.config import Settings
+
+__all__ = [
+    "StoreClient",
+    "make_client",
+    "make_cluster_client",
+    "make_sentinel_client",
+    "make_store_client",
+]
+
+StoreClient: TypeAlias = "redis.Redis | RedisCluster"
+"""A client the store works with: one server (or a Sentinel-managed primary), or a cluster."""
+
+
+def _no_retry() -> Retry:
+    return Retry(NoBackoff(), 0)
 
 
 def make_client(
@@ -40,10 +86,104 @@ def make_client(
         url,
         socket_timeout=socket_timeout,
         socket_connect_timeout=connect_timeout,
-        retry=Retry(NoBackoff(), 0),
+        retry=_no_retry(),
         retry_on_error=[],
         health_check_interval=health_check_interval,
         protocol=2,
         decode_responses=False,
         max_connections=max_connections,
     )
+
+
+def make_cluster_client(
+    nodes: Sequence[tuple[str, int]],
+    *,
+    password: str | None = None,
+    socket_timeout: float = 2.0,
+    connect_timeout: float = 1.0,
+    max_connections: int | None = None,
+) -> RedisCluster:
+    """A Redis Cluster client bootstrapped from ``nodes`` that never resends a command.
+
+    Reads the cluster's slot map now (raises ``RedisClusterException`` when no node answers).
+    """
+    options: dict[str, Any] = {}
+    if max_connections is not None:
+        options["max_connections"] = max_connections  # per node
+    return RedisCluster(
+        startup_nodes=[ClusterNode(host, port)  # type: ignore[no-untyped-call]
+                       for host, port in nodes],
+        retry=_no_retry(),
+        password=password,
+        socket_timeout=socket_timeout,
+        socket_connect_timeout=connect_timeout,
+        protocol=2,
+        decode_responses=False,
+        **options,
+    )
+
+
+def make_sentinel_client(
+    sentinels: Sequence[tuple[str, int]],
+    master: str,
+    *,
+    password: str | None = None,
+    sentinel_password: str | None = None,
+    socket_timeout: float = 2.0,
+    connect_timeout: float = 1.0,
+    health_check_interval: int = 10,
+    max_connections: int | None = None,
+) -> redis.Redis:
+    """A client of the primary the Sentinels know as ``master``; never resends a command.
+
+    Nothing is connected yet: each new connection asks the Sentinels where the primary is.
+    """
+    sentinel = Sentinel(  # type: ignore[no-untyped-call]
+        list(sentinels),
+        sentinel_kwargs={
+            "socket_timeout": min(socket_timeout, 1.0),
+            "socket_connect_timeout": min(connect_timeout, 1.0),
+            "retry": _no_retry(),
+            "retry_on_error": [],
+            "password": sentinel_password,
+            "protocol": 2,
+        },
+    )
+    client: redis.Redis = sentinel.master_for(  # type: ignore[no-untyped-call]
+        master,
+        password=password,
+        socket_timeout=socket_timeout,
+        socket_connect_timeout=connect_timeout,
+        retry=_no_retry(),
+        retry_on_error=[],
+        health_check_interval=health_check_interval,
+        protocol=2,
+        decode_responses=False,
+        max_connections=max_connections,
+    )
+    return client
+
+
+def make_store_client(settings: Settings, *, max_connections: int | None = None) -> StoreClient:
+    """The client for the Redis mode ``settings`` configures (REDIS_URL, REDIS_CLUSTER_NODES
+    or REDIS_SENTINELS), with the socket timeout of ``RUMMY_REDIS_SOCKET_TIMEOUT``.
+
+    ValueError when none is configured (``rummy-referee serve`` then starts a redis-server
+    and sets REDIS_URL).
+    """
+    timeout = settings.redis_socket_timeout
+    if settings.redis_cluster_nodes:
+        return make_cluster_client(settings.redis_cluster_nodes, password=settings.redis_password,
+                                   socket_timeout=timeout, max_connections=max_connections)
+    if settings.redis_sentinels:
+        if not settings.redis_sentinel_master:
+            raise ValueError("REDIS_SENTINELS needs REDIS_SENTINEL_MASTER")
+        return make_sentinel_client(
+            settings.redis_sentinels, settings.redis_sentinel_master,
+            password=settings.redis_password, sentinel_password=settings.redis_sentinel_password,
+            socket_timeout=timeout, max_connections=max_connections)
+    if settings.redis_url is None:
+        raise ValueError("no Redis configured: set REDIS_URL, REDIS_CLUSTER_NODES or "
+                         "REDIS_SENTINELS")
+    return make_client(settings.redis_url, socket_timeout=timeout,
+                       max_connections=max_connections)

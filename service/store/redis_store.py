@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import redis
 from redis import exceptions as rx
+from redis.cluster import RedisCluster
 
+from .client import StoreClient
 from .errors import GameExists, GameNotFound, StoreCorrupted, StoreError, StoreUnavailable
 from .keys import DEFAULT_NAMESPACE, GameKeys, game_keys
 from .records import IdempotencyRecord, Loaded, decode_idempotency, encode_idempotency
@@ -25,6 +26,7 @@ DEFAULT_KEEP_RECORDS = 256
 """Idempotency records a game keeps (its newest); a retry comes seconds after, not hundreds
 of moves later."""
 DEFAULT_TTL_SECONDS = 7 * 24 * 3600
+_MAX_INDEX = 2**62  # far beyond any list, well inside Redis' 64-bit indexes
 
 # Errors after which Redis did not (or may not have) served the command: the store is
 # unavailable. ConnectionError covers BusyLoadingError (-LOADING), MaxConnectionsError and
@@ -36,6 +38,9 @@ _UNAVAILABLE: tuple[type[Exception], ...] = (
     rx.OutOfMemoryError,  # -OOM
     rx.ClusterDownError,  # -CLUSTERDOWN, -MASTERDOWN
     rx.TryAgainError,  # -TRYAGAIN
+    # Redis Cluster, raised by the client: no node reachable to read the slot map from, a
+    # slot not covered (SlotNotCoveredError), too many redirections
+    rx.RedisClusterException,
 )
 # Error codes (first word of the error reply) meaning the same. Redis < 7 wraps errors raised
 # inside a script: "Error running script (call to f_...): @user_script:29: -READONLY You
@@ -87,13 +92,15 @@ class GameStore:
     LIST bounding the idempotency records (the newest ``keep_records`` are kept).
 
     Every key gets ``ttl_seconds``; each commit refreshes it on all keys of the game. The
-    client must return bytes (``decode_responses=False``); use :func:`make_client`, which
-    never resends a timed-out write.
+    client must return bytes (``decode_responses=False``); use :func:`make_client` (or
+    :func:`make_store_client`, which also builds Cluster and Sentinel clients), which never
+    resends a timed-out write. On a Redis Cluster every command and script of a game touches
+    keys of one hash slot (the game id is the hash tag), so the cluster serves it unchanged.
     """
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: StoreClient,
         *,
         ttl_seconds: int = DEFAULT_TTL_SECONDS,
         namespace: str = DEFAULT_NAMESPACE,
@@ -111,7 +118,7 @@ class GameStore:
         self._scripts = Scripts(client)
 
     @property
-    def client(self) -> redis.Redis:
+    def client(self) -> StoreClient:
         return self._client
 
     @property
@@ -207,11 +214,13 @@ class GameStore:
                 if not self._client.exists(keys.game):
                     raise GameNotFound(game_id)
             return []
-        stop = -1 if limit is None else after + limit - 1
+        # LRANGE takes 64-bit indexes: beyond any log's length, clamp (the answer is empty)
+        start = min(after, _MAX_INDEX)
+        stop = -1 if limit is None else min(after + limit - 1, _MAX_INDEX)
         with _translated(f"log {game_id!r}"):
             pipe = self._client.pipeline(transaction=False)
             pipe.exists(keys.game)
-            pipe.lrange(keys.log, after, stop)
+            pipe.lrange(keys.log, start, stop)
             exists, records = pipe.execute()
         if not exists:
             raise GameNotFound(game_id)
@@ -221,6 +230,8 @@ class GameStore:
         """True if Redis answers, False if it cannot be reached (never raises for that)."""
         try:
             with _translated("ping"):
+                if isinstance(self._client, RedisCluster):  # every primary
+                    return bool(self._client.ping(target_nodes=RedisCluster.PRIMARIES))
                 return bool(self._client.ping())
         except StoreUnavailable:
             return False

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import redis
 from redis.commands.core import Script
 
+from .client import StoreClient
 from .errors import GameNotFound, IdempotentReplay, StoreCorrupted, VersionConflict
 from .keys import GameKeys
 from .records import decode_idempotency
@@ -86,7 +86,7 @@ class Scripts:
     """The scripts registered on one client (EVALSHA; on NOSCRIPT redis-py loads and retries,
     which is safe: the script did not run)."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: StoreClient) -> None:
         self._create: Script = client.register_script(CREATE)
         self._commit: Script = client.register_script(COMMIT)
 

@@ -1,0 +1,108 @@
+"""A fast path for the arguments of ``POST …/moves``, the hot endpoint.
+
+flask-smorest parses a move's body, headers and query string with marshmallow schemas
+(:class:`~service.api.schemas.MoveSchema`, ``MoveHeadersSchema``, ``MoveQuerySchema``),
+which also document them in the OpenAPI document. The loaders here answer the common case
+without marshmallow: they return what the schema would load only when they can tell the
+input is valid (canonical card codes, the fields a move type allows, lengths and choices
+within the schema's limits), and ``None`` otherwise — then the schema parses it as before,
+so every error, and every input that needs normalizing (``"10H"``, ``{"card": "JK", "as":
+…}``, ``"dry_run": "true"``), gets exactly the schema's answer. The documentation is
+untouched: the decorators stay as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import marshmallow as ma
+from flask import Request
+from webargs.core import is_json, parse_json
+
+from service.api import schemas
+from service.rules.cards import JOKER, standard_deck
+
+CARDS = frozenset([*standard_deck(), JOKER])
+"""Canonical card codes: loaded by ``CardCode`` as they are."""
+
+_ALLOWED = {kind: frozenset(fields) for kind, fields in schemas._ALLOWED_BY_TYPE.items()}
+_REQUIRED = {kind: frozenset(fields) for kind, fields in schemas._REQUIRED_BY_TYPE.items()}
+
+
+def _meld_id(value: Any) -> bool:
+    return type(value) is str and 1 <= len(value) <= 20
+
+
+def _cards(value: Any) -> bool:
+    return (type(value) is list and 1 <= len(value) <= 30
+            and all(type(c) is str and c in CARDS for c in value))
+
+
+def _melds(value: Any) -> bool:
+    return (type(value) is list and 1 <= len(value) <= 12
+            and all(type(m) is dict and m.keys() == {"cards"} and _cards(m["cards"])
+                    for m in value))
+
+
+_FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "source": lambda v: v in ("stock", "discard") and type(v) is str,
+    "card": lambda v: type(v) is str and v in CARDS,
+    "meld_id": _meld_id,
+    "cards": _cards,
+    "end": lambda v: v in ("low", "high") and type(v) is str,
+    "announce": lambda v: type(v) is bool,
+    "melds": _melds,
+}
+"""Fields whose common valid values load unchanged; ``lay_offs`` and ``take`` always go
+through the schema."""
+
+
+def valid_move(data: Any) -> bool:
+    """True when ``MoveSchema().load(data)`` certainly succeeds and returns ``data``."""
+    if type(data) is not dict:
+        return False
+    kind = data.get("type")
+    if type(kind) is not str or kind not in _ALLOWED:
+        return False
+    names = data.keys() - {"type"}
+    if not names <= _ALLOWED[kind] or not _REQUIRED[kind] <= names:
+        return False
+    for name in names:
+        check = _FIELD_CHECKS.get(name)
+        if check is None or not check(data[name]):
+            return False
+    return True
+
+
+def move_body(req: Request) -> dict[str, Any] | None:
+    """The loaded move body, or None to let the schema parse it."""
+    if not is_json(req.mimetype):
+        return None
+    try:
+        data = parse_json(req.get_data(cache=True))
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError: the schema path says why
+        return None
+    return data if valid_move(data) else None
+
+
+def move_headers(req: Request) -> dict[str, Any] | None:
+    """``MoveHeadersSchema``'s load when there is no ``Idempotency-Key`` to validate."""
+    headers = req.headers
+    if "Idempotency-Key" in headers:
+        return None
+    if_match = headers.get("If-Match")
+    return {} if if_match is None else {"if_match": if_match}
+
+
+def move_query(req: Request) -> dict[str, Any] | None:
+    """``MoveQuerySchema``'s load when ``dry_run`` is not given."""
+    return None if "dry_run" in req.args else {"dry_run": False}
+
+
+LOADERS: dict[tuple[type[ma.Schema], str], Callable[[Request], dict[str, Any] | None]] = {
+    (schemas.MoveSchema, "json"): move_body,
+    (schemas.MoveHeadersSchema, "headers"): move_headers,
+    (schemas.MoveQuerySchema, "query"): move_query,
+}
+"""Fast loaders by (schema class, location) as the routes declare them."""

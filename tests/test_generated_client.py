@@ -1,0 +1,191 @@
+"""A real generated client (issue 10): ``openapi-python-client`` builds a Python client from
+the committed ``openapi/openapi.json``, and a tiny bot plays a complete game of every
+variant through it against ``rummy-referee serve``, choosing each move from
+``GET …/legal-moves``. The README's "Write a bot in 30 lines" runs against the same server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import requests
+from test_serve_e2e import Server
+
+from service.redis_server import RedisServer
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCUMENT = ROOT / "openapi" / "openapi.json"
+PACKAGE = "rummy_referee_client"
+MAX_MOVES = 5000
+PREFERENCE = {"meld": 0, "lay_off": 1, "draw": 2, "discard": 3}
+"""The bot's taste: put cards on the table first; draw from the stock; discard last."""
+
+
+def _generator() -> str:
+    beside = Path(sys.executable).parent / "openapi-python-client"
+    found = str(beside) if beside.is_file() else shutil.which("openapi-python-client")
+    if found is None:
+        pytest.fail("openapi-python-client is not installed (test requirement)")
+    return found
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    """The client generated from the committed document, importable as PACKAGE."""
+    where = tmp_path_factory.mktemp("client")
+    config = where / "config.yaml"
+    config.write_text("post_hooks: []\n")  # no formatter run: the code is used as generated
+    done = subprocess.run(
+        [_generator(), "generate", "--path", str(DOCUMENT), "--meta", "none",
+         "--config", str(config), "--output-path", str(where / PACKAGE)],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warning" not in (done.stdout + done.stderr).lower(), done.stdout + done.stderr
+    sys.path.insert(0, str(where))
+    try:
+        yield importlib.import_module(PACKAGE)
+    finally:
+        sys.path.remove(str(where))
+        for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
+            del sys.modules[name]
+
+
+@pytest.fixture(scope="module")
+def served(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory,
+           ) -> Iterator[Server]:
+    """``rummy-referee serve`` (gunicorn) on the session Redis, default settings."""
+    server = Server(tmp_path_factory.mktemp("serve"), redis_server.url)
+    try:
+        with requests.Session() as session:
+            server.wait_ready(session)
+        yield server
+    finally:
+        server.kill()
+
+
+def _api(name: str) -> Any:
+    return importlib.import_module(f"{PACKAGE}.api.{name}")
+
+
+def _ok(call: Any, wanted: type, *args: Any, **kwargs: Any) -> Any:
+    """``call(*args, **kwargs)`` (an operation's ``sync_detailed``), waiting and retrying
+    while rate limited (429, as a polite bot does); the parsed body of the expected model."""
+    response = call(*args, **kwargs)
+    for _ in range(30):
+        if response.status_code != 429:
+            break
+        time.sleep(float(response.headers.get("Retry-After", "1")))
+        response = call(*args, **kwargs)
+    assert isinstance(response.parsed, wanted), (response.status_code, response.content)
+    return response.parsed
+
+
+def choose(legal: Any) -> Any:
+    """The bot: a compound meld action (an opening, a contract, going down all at once) when
+    there is one, else a meld, a lay-off, a draw from the stock, a discard, in that order."""
+    if legal.compound and legal.compound.exists and legal.compound.example:
+        return legal.compound.example
+    playable = [m for m in legal.moves if m.type_.value in PREFERENCE]
+    assert playable, f"no move to make: {legal.to_dict()}"
+    return min(playable, key=lambda m: (PREFERENCE[m.type_.value],
+                                        m.to_dict().get("source") == "discard"))
+
+
+GAMES = {
+    "basic": {"match_end": {"deals": 1}},
+    "rummy51": {"match_end": {"deals": 1}},
+    "lebanese14": {"match_end": {"deals": 1}},
+    "dummy": {"match_end": {"deals": 2}},
+    "wrotham": {},  # the whole match: six deals, the last three late deals
+}
+
+
+@pytest.mark.parametrize("variant", list(GAMES))
+def test_the_generated_client_plays_a_complete_game(
+        generated: ModuleType, served: Server, variant: str) -> None:
+    models = importlib.import_module(f"{PACKAGE}.models")
+    games, moves = _api("games.post_v1_games"), _api("games.post_v1_games_game_id_moves")
+    public = _api("games.get_v1_games_game_id")
+    legal_moves = _api("games.get_v1_games_game_id_legal_moves")
+    with contextlib.ExitStack() as stack:
+        anyone = stack.enter_context(generated.Client(base_url=served.base_url))
+        request = models.GameCreate.from_dict({"variant": variant,
+                                               "players": ["Ana", "Bo", "Cy"],
+                                               "rules": GAMES[variant]})
+        created = _ok(games.sync_detailed, models.GameCreated, client=anyone, body=request)
+        seats = [stack.enter_context(generated.AuthenticatedClient(
+            base_url=served.base_url, token=s.token)) for s in created.seats]
+        game_id = created.game_id
+        view = created.game
+        assert isinstance(view, models.PublicView)
+        for _ in range(MAX_MOVES):
+            if view.status != "playing":
+                break
+            assert isinstance(view.turn, models.Turn)  # a typed model, not an untyped object
+            seat = seats[view.turn.seat]
+            legal = _ok(legal_moves.sync_detailed, models.LegalMoves, game_id, client=seat)
+            assert legal.your_turn and legal.seat == view.turn.seat
+            assert all(isinstance(m, models.Move) for m in legal.moves)
+            answer = _ok(moves.sync_detailed, models.MoveResult, game_id, client=seat,
+                         body=choose(legal))
+            view = answer.game
+            assert isinstance(view, models.SeatView)
+        final = _ok(public.sync_detailed, models.PublicView, game_id, client=anyone)
+        assert final.status == models.PublicViewStatus.FINISHED, "the game did not end"
+        assert final.version == view.version
+        assert isinstance(final.winners, list) and final.winners
+        assert final.hands_played and all(isinstance(h, models.HandResult)
+                                          for h in final.hands_played)
+        deals = {"basic": 1, "rummy51": 1, "lebanese14": 1, "dummy": 2, "wrotham": 6}
+        assert len(final.hands_played) == deals[variant]
+
+        # a refusal parses as the generated Problem model, with its code enum
+        late = models.Move.from_dict({"type": "draw", "source": "stock"})
+        problem = _ok(moves.sync_detailed, models.Problem, game_id, client=seats[0],
+                      body=late)
+        assert (problem.status, problem.code) == (422, models.ProblemCode.GAME_FINISHED)
+
+
+# ---------------------------------------------------------------------------------------
+# The README's bot
+
+
+def readme_bot() -> str:
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- bot:start -->\n```python\n(.*?)```\n<!-- bot:end -->", readme,
+                      re.S)
+    assert block, "README lost its bot block"
+    return block.group(1)
+
+
+def test_the_readme_bot_is_at_most_30_lines_and_uses_only_requests() -> None:
+    code = readme_bot()
+    assert len(code.splitlines()) <= 30
+    imports = re.findall(r"^(?:import|from) (\w+)", code, re.M)
+    assert set(imports) <= {"requests", "sys", "time"}, imports
+    assert "legal-moves" in code
+
+
+def test_the_readme_bot_plays_a_whole_basic_game(served: Server, tmp_path: Path) -> None:
+    script = tmp_path / "bot.py"
+    script.write_text(readme_bot())
+    done = subprocess.run([sys.executable, str(script), served.base_url], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, check=False,
+                          env={k: v for k, v in os.environ.items() if k != "BASE"})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("finished "), last
