@@ -179,7 +179,7 @@ def _start_redis(settings: Settings, stack: ExitStack) -> str:
     from service.redis_server import RedisServer
 
     data_dir = (settings.data_dir / "redis").resolve()
-    server = RedisServer(data_dir, appendonly=True)
+    server = RedisServer(data_dir, appendonly=True, appendfsync="always")
     server.start()
     stack.callback(server.stop)
     host = urlsplit(server.url).hostname or "127.0.0.1"

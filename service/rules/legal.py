@@ -21,6 +21,8 @@ from random import Random
 from typing import Any
 
 from service.rules.cards import JOKER, rank_of
+from service.rules.compound import find_all_but_one, find_contract
+from service.rules.dummy import DummyRules
 from service.rules.engine import apply, context
 from service.rules.errors import Violation
 from service.rules.melds import MeldShape, Piece
@@ -38,6 +40,7 @@ from service.rules.rummy51 import Rummy51Rules
 from service.rules.search import candidate_melds
 from service.rules.state import GameState, TableMeld
 from service.rules.turn import Turn
+from service.rules.wrotham import WrothamRules, is_late_deal
 
 
 @dataclass
@@ -161,24 +164,34 @@ def _ordered(moves: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def compound_action(state: GameState, seat: int) -> dict[str, Any] | None:
     """Whether the seat can make the variant's compound meld action now, with an example.
 
-    Rummy 51 / Lebanese 14: the opening (R51-OPEN), holding the card taken from the
-    discard pile when there is one. None where the variant has none or it does not apply
-    (already opened, not the play phase).
+    Rummy 51 / Lebanese 14: the opening (R51-OPEN), holding the card taken from the discard
+    pile when there is one; Dummy: the seat's contract (DUMMY-CONTRACTS); Wrotham's late
+    deals: every card but one at once (WROTHAM-LATE). None where the variant has none or it
+    does not apply now (already down, not the play phase).
     """
-    if state.phase != "play" or state.discard_only or state.turn != seat:
+    if state.phase != "play" or state.discard_only or state.turn != seat \
+            or state.melded[seat]:
         return None
     variant, rules, vr = context(state)
-    if not isinstance(vr, Rummy51Rules) or state.melded[seat]:
+    move: Move | None
+    if isinstance(vr, Rummy51Rules):
+        kind, rule = "opening", "R51-OPEN"
+        hand = state.hands[seat]
+        pending = state.taken if state.taken is not None and hand.count(
+            state.taken) > state.taken_before else None
+        turn = Turn(state.copy(), seat, variant, rules, vr, Random(0))
+        need = vr.discard_draw_points if state.taken is not None else 0
+        move = vr.opening_move(turn, hand, pending, need)
+    elif isinstance(vr, DummyRules):
+        kind, rule = "contract", "DUMMY-CONTRACTS"
+        move = find_contract(state, seat)
+    elif isinstance(vr, WrothamRules) and is_late_deal(state, rules):
+        kind, rule = "all_at_once", "WROTHAM-LATE"
+        move = find_all_but_one(state, seat)
+    else:
         return None
-    hand = state.hands[seat]
-    pending = state.taken if state.taken is not None and hand.count(
-        state.taken) > state.taken_before else None
-    turn = Turn(state.copy(), seat, variant, rules, vr, Random(0))
-    need = vr.discard_draw_points if state.taken is not None else 0
-    move = vr.opening_move(turn, hand, pending, need)
     example = move_to_dict(move) if move is not None and _accepts(state, seat, move) else None
-    return {"kind": "opening", "rule": "R51-OPEN", "exists": example is not None,
-            "example": example}
+    return {"kind": kind, "rule": rule, "exists": example is not None, "example": example}
 
 
 __all__ = ["LegalMoves", "compound_action", "legal_moves"]
