@@ -76,7 +76,8 @@ def serve(args: list[str]) -> int:
 def ensure_chromium() -> None:
     """The browser test drives Debian's Chromium (Playwright's own download cannot be had
     here); as root on Debian, install it when it is missing."""
-    if shutil.which("chromium") or os.environ.get("RUMMY_TEST_CHROMIUM"):
+    if shutil.which("chromium") or os.path.exists("/usr/bin/chromium") \
+            or os.environ.get("RUMMY_TEST_CHROMIUM"):
         return
     if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
