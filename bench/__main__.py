@@ -1,0 +1,118 @@
+"""``python -m bench``: run the whole benchmark and print the report (see :mod:`bench`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import engine, probe
+from bench.report import BUDGET, render, summarize
+from bench.stack import Stack
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python3 dev.py bench",
+        description="Benchmark the referee: moves/s and latency under load against the "
+                    "stack's ceiling, engine figures, Redis memory per game and per move.")
+    parser.add_argument("--clients", type=int, default=16,
+                        help="concurrent clients (closed loop), default 16")
+    parser.add_argument("--seconds", type=float, default=20.0,
+                        help="measured seconds of moves, and as many of ceiling, default 20")
+    parser.add_argument("--warmup", type=float, default=4.0,
+                        help="unmeasured seconds of load before the measurement, default 4")
+    parser.add_argument("--slot", type=float, default=2.0,
+                        help="the measurement alternates moves and ceiling slots of this "
+                             "many seconds, default 2")
+    parser.add_argument("--games-per-client", type=int, default=4,
+                        help="games each client keeps going, default 4")
+    parser.add_argument("--driver-procs", type=int, default=2,
+                        help="load-driver processes the clients are spread over, default 2")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="gunicorn workers (default: the service's, RUMMY_WORKERS or CPUs)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads per worker (default: the service's, RUMMY_THREADS)")
+    parser.add_argument("--skip-engine", action="store_true",
+                        help="skip the in-process engine figures")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    return parser
+
+
+def _load(stack: Stack, args: argparse.Namespace, tmp: Path, size: int
+          ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run the load (moves and ceiling slots alternating) in separate driver processes;
+    the merged tallies of the moves and of the ceiling."""
+    procs = max(1, min(args.driver_procs, args.clients))
+    start = time.time() + 1.0 + args.warmup
+    base = {"host": "127.0.0.1", "port": stack.port, "measure_from": start,
+            "seconds": args.seconds, "slot_seconds": args.slot, "warmup": args.warmup,
+            "games_per_client": args.games_per_client, "size": size}
+    running = []
+    first = 0
+    for p in range(procs):
+        count = args.clients // procs + (1 if p < args.clients % procs else 0)
+        cfg = dict(base, proc=p, clients=count, first_client=first, seed=p)
+        first += count
+        out = tmp / f"load-{p}.json"
+        running.append((subprocess.Popen(
+            [sys.executable, "-m", "bench.driver", json.dumps(cfg), str(out)], cwd=ROOT),
+            out))
+    results = []
+    for proc, out in running:
+        if proc.wait(timeout=args.warmup + 2 * args.seconds + 4 * args.slot + 120) != 0:
+            raise RuntimeError(f"a driver process failed (exit {proc.returncode})")
+        results.append(json.loads(out.read_text()))
+    seconds = float(results[0]["measured_seconds"])
+    return (summarize([r["moves"] for r in results], seconds),
+            summarize([r["ceiling"] for r in results], seconds))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    results: dict[str, Any] = {"budget": BUDGET, "clients": args.clients,
+                               "seconds": args.seconds, "slot": args.slot,
+                               "cpus": os.cpu_count()}
+    if not args.skip_engine:
+        print("engine figures (in-process) …", file=sys.stderr, flush=True)
+        results["engine"] = engine.figures()
+    with tempfile.TemporaryDirectory(prefix="rummy-bench-") as name:
+        tmp = Path(name)
+        stack = Stack(tmp, workers=args.workers, threads=args.threads)
+        print("starting redis-server and the service …", file=sys.stderr, flush=True)
+        stack.start()
+        try:
+            results["server"] = stack.settings()
+            reference = probe.reference_game("127.0.0.1", stack.port, stack.redis.url)
+            results["memory"] = {"reference_game": reference}
+            size = reference["state_bytes"]
+            print(f"load: {args.clients} clients, {args.seconds:g} s of moves and "
+                  f"{args.seconds:g} s of ceiling ({size}-byte payload) in {args.slot:g} s "
+                  "slots …", file=sys.stderr, flush=True)
+            results["load_before"] = os.getloadavg()[0]
+            results["moves"], results["ceiling"] = _load(stack, args, tmp, size)
+            results["load_after"] = os.getloadavg()[0]
+            results["ceiling"]["payload_bytes"] = size
+            results["memory"]["all_games"] = probe.all_games(stack.redis.url)
+        finally:
+            stack.stop()
+    results["ratio"] = results["moves"]["per_second"] / max(results["ceiling"]["per_second"],
+                                                            1e-9)
+    text, ok = render(results)
+    results["budget_met"] = ok
+    print(text)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

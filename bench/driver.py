@@ -1,0 +1,291 @@
+"""The load driver: a separate process running many clients on one asyncio loop.
+
+``python -m bench.driver CONFIG_JSON OUT_JSON``. Every client is closed-loop (its next
+request leaves when the answer is read) and keeps one keep-alive connection. The measured
+time is cut into short slots that alternate between the two loads, so that both see the
+same machine (other work on it comes and goes):
+
+* a *moves* slot: each client keeps a few games going (every variant, 2–4 seats), plays
+  every seat of them in turn and sends the moves its player picks (:mod:`bench.player`);
+  it reads hands it does not know (after a new deal) with ``GET …/me``, recovers from a
+  refused move with ``GET …/legal-moves`` and replaces finished games. Only
+  ``POST …/moves`` answers are timed and counted.
+* a *ceiling* slot: each client calls ``GET /_bench/ceiling/<its key>?size=N``.
+
+A request is counted when it starts and ends in the same measured slot of its kind. The
+warm-up before the first slot runs both loads, unmeasured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import math
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+from bench.http import Connection, HttpError, Reply
+from bench.player import GamePlan, new_game_body
+
+VARIANTS = ("basic", "rummy51", "lebanese14", "dummy", "wrotham")
+MOVES, CEILING = "moves", "ceiling"
+
+
+@dataclass
+class Tally:
+    """What one driver process measured for one kind of load."""
+
+    latencies: list[float] = field(default_factory=list)
+    """Seconds per counted request (moves, or ceiling calls)."""
+    ok: int = 0
+    refused: int = 0
+    """422 answers to moves (the client's player proposed an illegal move)."""
+    errors: int = 0
+    error_samples: list[str] = field(default_factory=list)
+    other_requests: int = 0
+    """Requests that are not counted (game creation, GET /me, legal moves)."""
+    move_types: Counter[str] = field(default_factory=Counter)
+    hands_ended: int = 0
+    games_created: int = 0
+    games_finished: int = 0
+
+    def error(self, what: str) -> None:
+        self.errors += 1
+        if len(self.error_samples) < 10:
+            self.error_samples.append(what)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"latencies": self.latencies, "ok": self.ok, "refused": self.refused,
+                "errors": self.errors, "error_samples": self.error_samples,
+                "other_requests": self.other_requests, "move_types": dict(self.move_types),
+                "hands_ended": self.hands_ended, "games_created": self.games_created,
+                "games_finished": self.games_finished}
+
+
+class Schedule:
+    """Measured slots from ``start``: moves, ceiling, moves, … each ``slot`` seconds long,
+    ``seconds`` of each kind in all. Before ``start``: the warm-up (moves, then ceiling)."""
+
+    def __init__(self, start: float, seconds: float, slot: float, warmup: float,
+                 only: str | None = None) -> None:
+        self.only = only
+        """One kind of load only (for profiling), else alternating slots."""
+        self.start = start
+        self.slot = slot
+        self.slots = 2 * max(1, math.ceil(seconds / slot))
+        self.end = start + (seconds if only else self.slots * slot)
+        self.warmup = warmup
+
+    def at(self, now: float) -> tuple[str, int]:
+        """The kind of load at ``now`` and the measured slot's number (-1: not measured)."""
+        if self.only is not None:
+            return self.only, (0 if self.start <= now < self.end else -1)
+        if now < self.start:
+            return (MOVES if self.start - now > self.warmup / 2 else CEILING), -1
+        index = int((now - self.start) / self.slot)
+        if index >= self.slots:
+            return MOVES, -1
+        return (MOVES if index % 2 == 0 else CEILING), index
+
+    @property
+    def over(self) -> bool:
+        return time.time() >= self.end
+
+
+class Client:
+    def __init__(self, index: int, cfg: dict[str, Any], tallies: dict[str, Tally],
+                 schedule: Schedule) -> None:
+        self.index = index
+        self.conn = Connection(cfg["host"], cfg["port"])
+        self.moves = tallies[MOVES]
+        self.ceiling = tallies[CEILING]
+        self.schedule = schedule
+        self.rng = Random(cfg.get("seed", 0) * 1000 + index)
+        self.per_client = int(cfg["games_per_client"])
+        self.ceiling_path = f"/_bench/ceiling/{cfg['proc']}-{index}?size={int(cfg['size'])}"
+        self.created = 0
+        self.games: list[GamePlan] = []
+        self.turn = 0
+
+    def _slot(self, started: float) -> int:
+        """The measured slot a request started at ``started`` counts in (-1: none)."""
+        _, first = self.schedule.at(started)
+        _, last = self.schedule.at(time.time())
+        return first if first == last else -1
+
+    # -- moves ---------------------------------------------------------------------------
+
+    async def _other(self, method: str, path: str, body: Any = None,
+                     token: str | None = None) -> Reply | None:
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        data = None if body is None else json.dumps(body).encode()
+        started = time.time()
+        try:
+            reply = await self.conn.request(method, path, data, headers)
+        except HttpError as exc:
+            self.moves.error(str(exc))
+            return None
+        if self._slot(started) >= 0:
+            self.moves.other_requests += 1
+        if reply.status >= 400:
+            self.moves.error(f"{method} {path}: {reply.status} {reply.body[:200]!r}")
+            return None
+        return reply
+
+    async def _new_game(self) -> GamePlan | None:
+        variant = VARIANTS[(self.index * self.per_client + self.created) % len(VARIANTS)]
+        body = new_game_body(variant, self.index + self.created // len(VARIANTS))
+        self.created += 1
+        reply = await self._other("POST", "/v1/games", body)
+        if reply is None:
+            return None
+        data = reply.json()
+        self.moves.games_created += 1
+        tokens = [s["token"] for s in data["seats"]]
+        return GamePlan(data["game_id"], variant, tokens, data["game"], self.rng)
+
+    async def _refresh(self, game: GamePlan, seat: int) -> bool:
+        reply = await self._other("GET", f"/v1/games/{game.game_id}/me",
+                                  token=game.tokens[seat])
+        if reply is None:
+            return False
+        game.saw(seat, reply.json(), [])
+        return True
+
+    async def _move(self, game: GamePlan, seat: int, move: dict[str, Any]) -> int:
+        """POST the move; the answer's status (0 when the request failed)."""
+        path = f"/v1/games/{game.game_id}/moves"
+        headers = {"Authorization": f"Bearer {game.tokens[seat]}"}
+        started = time.time()
+        try:
+            reply = await self.conn.request("POST", path, json.dumps(move).encode(), headers)
+        except HttpError as exc:
+            self.moves.error(str(exc))
+            return 0
+        counted = self._slot(started) >= 0
+        tally = self.moves
+        if counted:
+            tally.latencies.append(reply.seconds)
+        if reply.status == 200:
+            data = reply.json()
+            game.saw(seat, data["game"], data["events"])
+            if counted:
+                tally.ok += 1
+                tally.move_types[move["type"]] += 1
+                tally.hands_ended += sum(1 for e in data["events"] if e["type"] == "hand_end")
+            return 200
+        if counted:
+            if reply.status == 422:
+                tally.refused += 1
+                if len(tally.error_samples) < 10:
+                    tally.error_samples.append(
+                        f"refused {game.variant} {move}: {reply.body[:300]!r}")
+            else:
+                tally.error(f"POST move {move}: {reply.status} {reply.body[:200]!r}")
+        return reply.status
+
+    async def _recover(self, game: GamePlan, seat: int) -> None:
+        """After a refused move: ask for the legal moves and make the simplest one."""
+        reply = await self._other("GET", f"/v1/games/{game.game_id}/legal-moves",
+                                  token=game.tokens[seat])
+        if reply is None:
+            return
+        moves = reply.json()["moves"]
+        for kind in ("draw", "discard", "lay_off", "meld", "swap_joker"):
+            pick = [m for m in moves if m["type"] == kind]
+            if pick:
+                await self._move(game, seat, self.rng.choice(pick))
+                return
+
+    async def _move_step(self) -> None:
+        """One step of the round robin over the client's games."""
+        if not self.games:
+            for _ in range(self.per_client):
+                game = await self._new_game()
+                if game is not None:
+                    self.games.append(game)
+            if not self.games:
+                await asyncio.sleep(0.05)
+            return
+        self.turn += 1
+        i = self.turn % len(self.games)
+        game = self.games[i]
+        if game.finished:
+            if self.schedule.at(time.time())[1] >= 0:
+                self.moves.games_finished += 1
+            replacement = await self._new_game()
+            if replacement is None:
+                await asyncio.sleep(0.05)
+            else:
+                self.games[i] = replacement
+            return
+        seat = game.to_move
+        if game.seats[seat].hand is None:
+            if not await self._refresh(game, seat):
+                await asyncio.sleep(0.05)
+            return
+        status = await self._move(game, seat, game.next_move())
+        if status == 422:
+            await self._recover(game, seat)
+        elif status != 200:
+            await self._refresh(game, seat)
+
+    # -- the ceiling ---------------------------------------------------------------------
+
+    async def _ceiling_step(self) -> None:
+        started = time.time()
+        try:
+            reply = await self.conn.request("GET", self.ceiling_path)
+        except HttpError as exc:
+            self.ceiling.error(str(exc))
+            await asyncio.sleep(0.01)
+            return
+        reply.json()  # a client reads what it asked for
+        if self._slot(started) < 0:
+            return
+        self.ceiling.latencies.append(reply.seconds)
+        if reply.status == 200:
+            self.ceiling.ok += 1
+        else:
+            self.ceiling.error(f"ceiling: {reply.status} {reply.body[:200]!r}")
+
+    async def run(self) -> None:
+        while not self.schedule.over:
+            kind, _ = self.schedule.at(time.time())
+            if kind == MOVES:
+                await self._move_step()
+            else:
+                await self._ceiling_step()
+        await self.conn.close()
+
+
+async def drive(cfg: dict[str, Any]) -> dict[str, Tally]:
+    tallies = {MOVES: Tally(), CEILING: Tally()}
+    schedule = Schedule(float(cfg["measure_from"]), float(cfg["seconds"]),
+                        float(cfg["slot_seconds"]), float(cfg["warmup"]), cfg.get("only"))
+    first = int(cfg["first_client"])
+    clients = [Client(first + i, cfg, tallies, schedule) for i in range(int(cfg["clients"]))]
+    await asyncio.gather(*(c.run() for c in clients))
+    return tallies
+
+
+def main(argv: list[str]) -> int:
+    cfg = json.loads(argv[0])
+    gc.freeze()  # start-up objects are never scanned again by the collector
+    tallies = asyncio.run(drive(cfg))
+    schedule = Schedule(float(cfg["measure_from"]), float(cfg["seconds"]),
+                        float(cfg["slot_seconds"]), float(cfg["warmup"]))
+    out_data = {kind: t.as_dict() for kind, t in tallies.items()}
+    out_data["measured_seconds"] = schedule.slots // 2 * schedule.slot
+    with open(argv[1], "w") as out:
+        json.dump(out_data, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

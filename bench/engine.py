@@ -1,0 +1,159 @@
+"""Engine figures, in-process (no HTTP, no Redis).
+
+* Meld validation with several wilds: :func:`~service.rules.melds.check_meld` on melds
+  holding two to four wilds (Dummy: jokers and 2s wild; Rummy 51 with
+  ``max_wilds_per_meld: null``).
+* Legal-move enumeration (:func:`~service.rules.legal.legal_moves`) for a Rummy 51 seat
+  holding 14 cards with all 4 jokers, after its draw: half of the states before its opening
+  (the opening is searched for the ``compound`` example), half after it with melds of its
+  own and of others on the table (lay-offs, joker swaps).
+* Whole simulated hands per second (:mod:`bench.sim`).
+
+Times are CPU time of the benchmark's thread (:data:`CLOCK`), so that other work on the
+machine does not inflate them.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from random import Random
+from typing import Any
+
+from service.rules import GameState, Piece, apply, check_meld, meld_shape, new_game
+from service.rules.cards import JOKER, RANKS, standard_deck
+from service.rules.legal import legal_moves
+from service.rules.moves import Discard, Draw
+from service.rules.ruleset import Rules, find_variant
+from service.rules.state import TableMeld
+
+WILD_MELDS: list[tuple[str, dict[str, Any], list[str]]] = [
+    ("dummy", {}, ["4H", "2C", "JK", "7D", "2D", "9S"]),  # a run 4-9 with three wilds
+    ("dummy", {}, ["KS", "KD", "2H", "JK", "2C", "KS"]),  # a set of kings with three wilds
+    ("dummy", {}, ["JK", "2S", "TC", "JK", "KC", "2D"]),  # four wilds, run or set
+    ("rummy51", {"max_wilds_per_meld": None}, ["9H", "JK", "JH", "JK", "KH"]),
+    ("rummy51", {"max_wilds_per_meld": None}, ["7S", "7D", "JK", "JK"]),
+]
+
+
+def _percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    return {"p50_ms": at(0.50) * 1e3, "p99_ms": at(0.99) * 1e3, "max_ms": ordered[-1] * 1e3,
+            "mean_ms": statistics.fmean(ordered) * 1e3, "samples": len(ordered)}
+
+
+CLOCK = time.thread_time
+"""Engine figures are CPU time of the calling thread: other processes sharing the machine
+(the benchmark's own servers are not running yet, but anything else) do not inflate them."""
+
+
+def _timed(fn: Callable[[], Any], repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        started = CLOCK()
+        fn()
+        out.append(CLOCK() - started)
+    return out
+
+
+def meld_validation(repeat: int = 2000) -> dict[str, Any]:
+    """check_meld on melds with several wilds: µs per call (median over the melds)."""
+    samples: list[float] = []
+    for variant, knobs, cards in WILD_MELDS:
+        v = find_variant(variant)
+        rules = dict(v.defaults, **knobs)
+        shape = meld_shape(v, Rules.of(rules))
+        pieces = tuple(Piece(c) for c in cards)
+        check_meld(pieces, shape)  # valid, and warm
+        samples += _timed(lambda p=pieces, s=shape: check_meld(p, s), repeat)
+    stats = _percentiles(samples)
+    return {"melds": [" ".join(c) for _, _, c in WILD_MELDS],
+            "p50_us": stats["p50_ms"] * 1e3, "p99_us": stats["p99_ms"] * 1e3,
+            "calls_per_second": 1 / statistics.fmean(samples)}
+
+
+def _joker_state(rng: Random, opened: bool) -> GameState:
+    """Rummy 51, 4 seats, dealer 0: seat 1 holds 14 cards with the 4 jokers, in its play
+    phase. ``opened``: seat 1 has opened, and the table holds melds of seats 1, 2 and 3."""
+    deck = standard_deck(2, 4)
+    naturals = [c for c in deck if c != JOKER]
+    rng.shuffle(naturals)
+    table: list[tuple[int, list[str]]] = []
+    if opened:
+        for owner, kind in ((1, "run"), (1, "set"), (2, "run"), (3, "set"), (2, "run")):
+            table.append((owner, _take_meld(naturals, kind, rng)))
+    hand1 = [JOKER] * 4 + [naturals.pop() for _ in range(9)]
+    draw = naturals.pop()
+    hands = [[naturals.pop() for _ in range(14)], hand1,
+             [naturals.pop() for _ in range(13)], [naturals.pop() for _ in range(13)]]
+    first_discard = hands[0][0]
+    table_cards = [c for _, cards in table for c in cards]
+    deal = {"hands": hands, "discard": [], "stock": [draw, *naturals, *table_cards]}
+    state, _ = new_game("rummy51", ["a", "b", "c", "d"], None, 0, [deal])
+    state, _ = apply(state, 0, Discard(first_discard), Random(0))
+    state, _ = apply(state, 1, Draw("stock"), Random(0))
+    if opened:
+        shape = meld_shape(find_variant("rummy51"), Rules.of(state.rules))
+        for owner, cards in table:
+            for c in cards:
+                state.stock.remove(c)
+            meld = check_meld(tuple(Piece(c) for c in cards), shape)
+            state.meld_seq += 1
+            state.melds.append(TableMeld(f"m{state.meld_seq}", owner, meld.kind,
+                                         list(meld.cards), list(meld.idents), meld.start,
+                                         meld.points))
+            state.melded[owner] = True
+    assert len(state.hands[1]) == 14 and state.hands[1].count(JOKER) == 4
+    return state
+
+
+def _take_meld(pool: list[str], kind: str, rng: Random) -> list[str]:
+    """Remove a valid 3–4 card meld of ``kind`` from ``pool`` and return it."""
+    while True:
+        suit = rng.choice("SHDC")
+        if kind == "run":
+            start = rng.randrange(0, 10)
+            cards = [RANKS[start + i] + suit for i in range(rng.choice((3, 4)))]
+        else:
+            rank = rng.choice(RANKS)
+            cards = [rank + s for s in rng.sample("SHDC", rng.choice((3, 4)))]
+        if all(c in pool for c in cards):
+            for c in cards:
+                pool.remove(c)
+            return cards
+
+
+def legal_enumeration(states: int = 40, repeat: int = 10, seed: int = 5) -> dict[str, Any]:
+    """legal_moves on a 14-card hand with 4 jokers: ms per call, p50/p99."""
+    rng = Random(seed)
+    built = [_joker_state(rng, opened=i % 2 == 1) for i in range(states)]
+    for state in built:
+        legal_moves(state, 1)  # warm
+    samples: list[float] = []
+    listed: list[int] = []
+    by_kind: dict[str, list[float]] = {"before_opening": [], "after_opening": []}
+    for _ in range(repeat):
+        for i, state in enumerate(built):
+            started = CLOCK()
+            answer = legal_moves(state, 1)
+            took = CLOCK() - started
+            samples.append(took)
+            by_kind["after_opening" if i % 2 else "before_opening"].append(took)
+            listed.append(len(answer.moves))
+    out = _percentiles(samples)
+    out["moves_listed_mean"] = statistics.fmean(listed)
+    out["by_state"] = {k: _percentiles(v) for k, v in by_kind.items()}
+    return out
+
+
+def figures(sim_seconds: float = 4.0) -> dict[str, Any]:
+    from bench.sim import hands_per_second
+
+    return {"check_meld_wilds": meld_validation(),
+            "legal_moves_14_cards_4_jokers": legal_enumeration(),
+            "simulated_hands": hands_per_second(sim_seconds)}

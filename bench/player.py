@@ -1,0 +1,479 @@
+"""How a benchmark client picks its moves: from its seat view, cheaply, like a real bot.
+
+A client knows only what the API shows it: each move's answer carries the mover's seat view
+(the table and that seat's hand). Moves are decided locally with the engine's meld helpers
+(:func:`~service.rules.search.candidate_melds`, :func:`~service.rules.melds.extend_meld`)
+on the seat's own hand and the table of the view — the referee stays the judge.
+
+One turn: draw (the stock; the top discard when it makes a meld with the hand, where the
+variant lets that be simple), put down the melds found (an R51/L14 opening when it reaches
+the points, a Dummy contract, a Wrotham late deal's all-but-one), lay off what fits, one
+card per move, and discard the card that helps least (announcing the last card in R51/L14,
+keeping cards that fit a table meld under Dummy's ``playable_discard``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+from service.rules.cards import JOKER, rank_of
+from service.rules.dummy import CONTRACTS, read_as
+from service.rules.engine import meld_shape
+from service.rules.melds import (
+    OPEN_SUIT,
+    Meld,
+    MeldError,
+    MeldShape,
+    Piece,
+    extend_meld,
+    meld_from_table,
+)
+from service.rules.ruleset import Rules, find_variant
+from service.rules.search import best_combination, candidate_melds
+
+Wire = dict[str, Any]
+
+
+@dataclass
+class TableMeld:
+    """A meld of the view, as the client reads it."""
+
+    meld_id: str
+    owner: int
+    meld: Meld
+
+
+def _meld_of(view_meld: dict[str, Any], shape: MeldShape) -> TableMeld:
+    cards = list(view_meld["cards"])
+    idents = list(cards)
+    for wild in view_meld["wilds"]:
+        idents[wild["index"]] = wild["as"]
+    # a set's rank, a run's first position (an ace first is low; K-A-2 starts at 13)
+    start = rank_of(idents[0])
+    return TableMeld(view_meld["meld_id"], view_meld["owner"],
+                     meld_from_table(view_meld["kind"], cards, idents, start, shape))
+
+
+def _could_extend(meld: Meld, card: str, shape: MeldShape) -> bool:
+    """A cheap necessary condition for ``card`` to be laid off on ``meld``."""
+    if shape.is_wild(card):
+        return True
+    rank = rank_of(card)
+    if meld.kind == "set":
+        return rank == meld.start
+    if shape.run_same_suit:
+        suit = next((i[1] for i in meld.idents if i[1] != OPEN_SUIT), None)
+        if suit is not None and card[1] != suit:
+            return False
+    low = (meld.start - 2) % 13 + 1
+    high = (meld.end) % 13 + 1
+    return rank in (low, high)
+
+
+def extended(meld: Meld, card: str, shape: MeldShape) -> Meld | None:
+    """``meld`` with ``card`` laid off, if it fits."""
+    if not _could_extend(meld, card, shape):
+        return None
+    try:
+        return extend_meld(meld, (Piece(card),), shape)
+    except MeldError:
+        return None
+
+
+def _melds_wire(melds: Sequence[Meld]) -> Wire:
+    return {"type": "meld", "melds": [{"cards": list(m.cards)} for m in melds]}
+
+
+def greedy(hand: Sequence[str], melds: Sequence[Meld], keep: int, limit: int | None) -> list[Meld]:
+    """Disjoint melds from ``hand``, richest first, leaving at least ``keep`` cards."""
+    left = Counter(hand)
+    total = len(hand)
+    chosen: list[Meld] = []
+    for m in sorted(melds, key=lambda m: (-len(m.cards), -m.points)):
+        if limit is not None and len(chosen) >= limit:
+            break
+        need = Counter(m.cards)
+        if need <= left and total - len(m.cards) >= keep:
+            left -= need
+            total -= len(m.cards)
+            chosen.append(m)
+    return chosen
+
+
+def quick_contract(hand: Sequence[str], shape: MeldShape, number: int) -> list[Meld] | None:
+    """Dummy: melds making up contract ``number``, leaving a card to discard, found greedily
+    (sets from the most frequent ranks, runs from the windows needing the fewest wilds;
+    every 2 and joker is used as a wild) and read by the engine's own helper. Misses some
+    contracts the full search would find, at a fraction of its cost."""
+    needs = sorted(CONTRACTS[number - 1].needs, key=lambda n: (n.kind != "run", -n.size))
+    wilds = [c for c in hand if shape.is_wild(c)]
+    naturals = Counter(c for c in hand if not shape.is_wild(c))
+    used = 0
+    chosen: list[list[str]] = []
+    for need in needs:
+        best: tuple[int, list[str]] | None = None
+        if need.kind == "set":
+            by_rank: dict[int, list[str]] = {}
+            for card, n in naturals.items():
+                by_rank.setdefault(rank_of(card), []).extend([card] * n)
+            for cards in by_rank.values():
+                take = cards[:need.size]
+                missing = need.size - len(take)
+                if missing <= len(wilds) and (best is None or missing < best[0]):
+                    best = (missing, take)
+        else:
+            by_rank = {}
+            for card, n in naturals.items():
+                if n:
+                    by_rank.setdefault(rank_of(card), []).append(card)
+            for first in range(1, 16 - need.size):
+                take = []
+                for pos in range(first, first + need.size):
+                    cards = by_rank.get(1 if pos == 14 else pos)
+                    if cards and cards[0] not in take:
+                        take.append(cards[0])
+                missing = need.size - len(take)
+                if take and missing <= len(wilds) and (best is None or missing < best[0]):
+                    best = (missing, take)
+        if best is None:
+            return None
+        missing, take = best
+        meld = [*take, *wilds[:missing]]
+        wilds = wilds[missing:]
+        naturals -= Counter(take)
+        used += len(meld)
+        chosen.append(meld)
+    if used >= len(hand):
+        return None
+    readings = []
+    for cards, need in zip(chosen, needs, strict=True):
+        reading = read_as([Piece(c) for c in cards], shape, need.kind)
+        if reading is None:
+            return None
+        readings.append(reading)
+    return readings
+
+
+def find_contract(hand: Sequence[str], shape: MeldShape, number: int) -> list[Meld] | None:
+    """Dummy: melds of the hand making up contract ``number``, leaving a card to discard."""
+    needs = sorted(CONTRACTS[number - 1].needs, key=lambda n: -n.size)
+    candidates = sorted(candidate_melds(hand, shape), key=lambda m: len(m.cards))
+    kinds: dict[tuple[tuple[str, ...], str], Meld | None] = {}
+    steps = 0
+
+    def as_kind(meld: Meld, kind: str) -> Meld | None:
+        key = (meld.cards, kind)
+        if key not in kinds:
+            kinds[key] = read_as([Piece(c) for c in meld.cards], shape, kind)
+        return kinds[key]
+
+    def dfs(i: int, left: Counter[str], size: int, chosen: list[Meld]) -> list[Meld] | None:
+        nonlocal steps
+        if i == len(needs):
+            return list(chosen) if size > 0 else None
+        for meld in candidates:
+            steps += 1
+            if steps > 2000:
+                return None
+            if len(meld.cards) < needs[i].size or len(meld.cards) >= size:
+                continue
+            need = Counter(meld.cards)
+            if not need <= left:
+                continue
+            reading = as_kind(meld, needs[i].kind)
+            if reading is None:
+                continue
+            chosen.append(reading)
+            found = dfs(i + 1, left - need, size - len(meld.cards), chosen)
+            chosen.pop()
+            if found is not None:
+                return found
+        return None
+
+    return dfs(0, Counter(hand), len(hand), [])
+
+
+def find_all_but_one(hand: Sequence[str], shape: MeldShape, taken: str | None
+                     ) -> list[Meld] | None:
+    """Wrotham late deals: melds holding every card of the hand but one (WROTHAM-LATE)."""
+    everything = candidate_melds(hand, shape)
+    covered = {c for m in everything for c in m.cards}
+    loose = set(hand) - covered
+    if len(loose) > 1:
+        return None  # two cards fit no meld at all: they cannot both be the spare
+    for spare in sorted(loose or set(hand)):
+        if spare == taken:
+            continue
+        rest = list(hand)
+        rest.remove(spare)
+        have = Counter(rest)
+        candidates = [m for m in everything if Counter(m.cards) <= have]
+        steps = 0
+
+        def cover(left: Counter[str], chosen: list[Meld],
+                  candidates: list[Meld] = candidates) -> list[Meld] | None:
+            nonlocal steps
+            if left.total() == 0:
+                return list(chosen)
+            first = min(c for c, n in left.items() if n > 0)
+            for meld in candidates:
+                steps += 1
+                if steps > 500 or first not in meld.cards:
+                    continue
+                need = Counter(meld.cards)
+                if not need <= left:
+                    continue
+                chosen.append(meld)
+                found = cover(left - need, chosen)
+                chosen.pop()
+                if found is not None:
+                    return found
+            return None
+
+        found = cover(Counter(rest), [])
+        if found:
+            return found
+    return None
+
+
+def _may_open(hand: Sequence[str], melds: Sequence[Meld], need: int, clean_run: bool) -> bool:
+    """A cheap necessary condition for an opening: a clean run if one is needed, and the
+    melds' best points per card, over the cards some meld can use, reach ``need``."""
+    if not melds or (clean_run and not any(m.kind == "run" and not m.wilds for m in melds)):
+        return False
+    per_card: dict[str, float] = {}
+    for m in melds:
+        value = m.points / len(m.cards)
+        for c in m.cards:
+            per_card[c] = max(per_card.get(c, 0.0), value)
+    have = Counter(hand)
+    return sum(v * have[c] for c, v in per_card.items()) >= need
+
+
+def _has_clean_run(hand: Sequence[str], shape: MeldShape) -> bool:
+    """Three naturals of one suit in sequence (ace low or high)."""
+    held = {(c[1], rank_of(c)) for c in hand if not shape.is_wild(c)}
+    held |= {(suit, 14) for suit, rank in held if rank == 1}
+    return any((suit, rank + 1) in held and (suit, rank + 2) in held for suit, rank in held)
+
+
+def helpfulness(hand: Sequence[str], shape: MeldShape) -> dict[str, int]:
+    """How much each card helps the hand toward melds: other cards of its rank, and cards
+    of its suit one or two ranks away (wilds always help)."""
+    naturals = [c for c in hand if not shape.is_wild(c)]
+    by_rank = Counter(rank_of(c) for c in naturals)
+    by_card = Counter((c[1], rank_of(c)) for c in naturals)
+    out: dict[str, int] = {}
+    for card in hand:
+        if shape.is_wild(card):
+            out[card] = 100
+            continue
+        rank, suit = rank_of(card), card[1]
+        score = 3 * (by_rank[rank] - 1)
+        for step, weight in ((1, 2), (2, 1)):
+            score += weight * (by_card[(suit, rank - step)] + by_card[(suit, rank + step)])
+        out[card] = score
+    return out
+
+
+@dataclass
+class Seat:
+    """What a client tracks of one seat in one game."""
+
+    hand: list[str] | None = None
+    stage: str = "draw"
+    """Where the seat is in its turn: draw, meld (nothing put down yet), lay_off."""
+    opened_at_start: bool = False
+
+
+@dataclass
+class GamePlan:
+    """A game as one client sees it: the latest view and what it knows of each seat."""
+
+    game_id: str
+    variant: str
+    tokens: list[str]
+    view: dict[str, Any]
+    rng: Random
+    seats: list[Seat] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        rules = self.view["rules"]
+        self.rules = Rules.of(rules)
+        self.shape = meld_shape(find_variant(self.variant), self.rules)
+        self.keep = 1 if self.rules.must_discard_to_go_out or self.variant == "dummy" else 0
+        if not self.seats:
+            self.seats = [Seat() for _ in self.tokens]
+
+    # -- what the answers tell ---------------------------------------------------------
+
+    def saw(self, seat: int, view: dict[str, Any], events: Sequence[dict[str, Any]]) -> None:
+        """The answer to ``seat``'s move (or GET /me): its view and the move's events."""
+        self.view = view
+        if any(e.get("type") == "dealt" for e in events):
+            for other in self.seats:
+                other.hand = None
+                other.stage = "draw"
+        me = self.seats[seat]
+        me.hand = list(view["hand"])
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.view["status"] != "playing")
+
+    @property
+    def to_move(self) -> int:
+        turn = self.view["turn"]
+        return int(turn["seat"])
+
+    # -- deciding --------------------------------------------------------------------
+
+    def next_move(self) -> Wire:
+        """The move the seat to move makes now (its hand must be known)."""
+        view = self.view
+        seat = self.to_move
+        me = self.seats[seat]
+        hand = me.hand
+        assert hand is not None
+        if view["turn"]["phase"] == "draw":
+            me.stage = "draw"
+            return self._draw(seat, hand)
+        if view["discard_only"]:
+            return self._discard(hand, None)
+        if me.stage == "draw":  # the turn's first play-phase move
+            me.stage = "meld"
+            me.opened_at_start = bool(view["seats"][seat]["opened"])
+        taken = view.get("taken_discard")
+        if me.stage == "meld":
+            me.stage = "lay_off"
+            move = self._melds(seat, hand, taken)
+            if move is not None:
+                return move
+        if me.stage == "lay_off":
+            move = self._lay_off(seat, hand, taken)
+            if move is not None:
+                return move
+            me.stage = "discard"
+        return self._discard(hand, taken)
+
+    def _late_wrotham(self) -> bool:
+        deals = (self.rules.match_end or {}).get("deals", 6)
+        return self.variant == "wrotham" and int(self.view["hand_number"]) > deals - 3
+
+    def _draw(self, seat: int, hand: list[str]) -> Wire:
+        top = self.view["discard_top"]
+        if top is not None and not self.shape.is_wild(top):
+            if self.variant in ("basic", "wrotham") and not self._late_wrotham():
+                if self._helpfulness_of(top, hand) >= 5:
+                    return {"type": "draw", "source": "discard"}
+            elif self.variant == "dummy" and not self.view["seats"][seat]["opened"] \
+                    and self._helpfulness_of(top, hand) >= 6:
+                return {"type": "draw", "source": "discard"}
+        return {"type": "draw", "source": "stock"}
+
+    def _helpfulness_of(self, card: str, hand: list[str]) -> int:
+        return helpfulness([*hand, card], self.shape)[card]
+
+    def _candidates(self, hand: Sequence[str]) -> list[Meld]:
+        found = candidate_melds(hand, self.shape)
+        if self.variant == "lebanese14":  # L14-JOKER-RUN: no joker in new runs, simply
+            found = [m for m in found if not (m.kind == "run" and JOKER in m.cards)]
+        return found
+
+    def _leaves_taken(self, hand: Sequence[str], melds: Sequence[Meld], taken: str | None
+                      ) -> bool:
+        if taken is None:
+            return False
+        left = Counter(hand) - Counter(c for m in melds for c in m.cards)
+        return left.total() == 1 and left[taken] == 1
+
+    def _melds(self, seat: int, hand: list[str], taken: str | None) -> Wire | None:
+        opened = bool(self.view["seats"][seat]["opened"])
+        if self.variant in ("rummy51", "lebanese14"):
+            if not opened and self.rules.opening_requires_clean_run \
+                    and not _has_clean_run(hand, self.shape):
+                return None  # R51-OPEN needs a clean run: skip the meld search
+            candidates = self._candidates(hand)
+            if not opened:
+                need = max(self.rules.opening_points, 1)
+                if not _may_open(hand, candidates, need,
+                                 self.rules.opening_requires_clean_run):
+                    return None
+                found = best_combination(hand, candidates, need_points=need,
+                                         need_clean_run=self.rules.opening_requires_clean_run,
+                                         keep=1, limit=400)
+                return _melds_wire(found) if found else None
+            chosen = greedy(hand, candidates, self.keep, None)
+            return _melds_wire(chosen) if chosen else None
+        if self.variant == "dummy":
+            if opened:
+                return None
+            number = int(self.view["seats"][seat]["contract"]["number"])
+            found = quick_contract(hand, self.shape, number)
+            if found is None or self._leaves_taken(hand, found, taken):
+                return None
+            return _melds_wire(found)
+        if self._late_wrotham():
+            found = find_all_but_one(hand, self.shape, taken)
+            return _melds_wire(found) if found else None
+        chosen = greedy(hand, self._candidates(hand), self.keep, self.rules.melds_limit)
+        while chosen and self._leaves_taken(hand, chosen, taken):
+            chosen.pop()
+        return _melds_wire(chosen) if chosen else None
+
+    def _lay_off(self, seat: int, hand: list[str], taken: str | None) -> Wire | None:
+        view = self.view
+        if self._late_wrotham():
+            return None
+        if self.variant in ("rummy51", "lebanese14", "dummy") and \
+                not view["seats"][seat]["opened"]:
+            return None
+        if self.variant == "dummy" and not self.seats[seat].opened_at_start:
+            return None  # DUMMY-AFTER: from the turn after the contract on
+        if self.rules.lay_off_requires_own_meld and not view["seats"][seat]["opened"]:
+            return None
+        if len(hand) - 1 < self.keep:
+            return None
+        no_joker = self.variant in ("rummy51", "lebanese14")
+        table = [_meld_of(m, self.shape) for m in view["melds"]]
+        for card in sorted(set(hand)):
+            if no_joker and card == JOKER:
+                continue
+            if taken is not None and len(hand) == 2 and card != taken and taken in hand:
+                continue  # would leave only the card taken from the discard pile
+            for target in table:
+                if extended(target.meld, card, self.shape) is not None:
+                    return {"type": "lay_off", "meld_id": target.meld_id, "cards": [card]}
+        return None
+
+    def _discard(self, hand: list[str], taken: str | None) -> Wire:
+        if taken is not None and hand.count(taken) > 1:
+            taken = None  # another copy was held already: the taken card may go back
+        choices = [c for c in hand if c != taken] or list(hand)
+        if self.variant == "dummy" and self.rules.playable_discard == "forbid" \
+                and self.view["melds"] and len(hand) > 1:
+            table = [_meld_of(m, self.shape) for m in self.view["melds"]]
+            safe = [c for c in choices
+                    if not any(extended(t.meld, c, self.shape) is not None for t in table)]
+            choices = safe or choices
+        helps = helpfulness(hand, self.shape)
+        card = min(choices, key=lambda c: (helps[c], -rank_of(c), c))
+        move: Wire = {"type": "discard", "card": card}
+        if self.variant in ("rummy51", "lebanese14") and len(hand) == 2:
+            move["announce"] = True
+        return move
+
+
+VARIANT_PLAYERS = {"basic": (2, 3, 4), "rummy51": (4, 3, 2), "lebanese14": (3, 4, 2),
+                   "dummy": (3, 2, 4), "wrotham": (4, 2, 3)}
+"""Players per game by variant (cycled), every variant at every table size."""
+
+
+def new_game_body(variant: str, index: int) -> Wire:
+    sizes = VARIANT_PLAYERS[variant]
+    players = sizes[index % len(sizes)]
+    return {"variant": variant, "players": [f"p{i}" for i in range(players)]}

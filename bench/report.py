@@ -1,0 +1,126 @@
+"""Merging the driver processes' tallies, the budget, and the readable report."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+BUDGET = {
+    "ratio_min": 0.6,
+    "p99_ms_max": 20.0,
+    "errors_max": 0,
+    "legal_moves_p99_ms_max": 5.0,
+    "bytes_per_game_max": 4096,
+}
+
+
+def _at(ordered: list[float], q: float) -> float:
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def summarize(tallies: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    """One load phase: the driver processes' tallies merged."""
+    latencies = sorted(x for t in tallies for x in t["latencies"])
+    ok = sum(t["ok"] for t in tallies)
+    types: Counter[str] = Counter()
+    for t in tallies:
+        types.update(t["move_types"])
+    samples = [s for t in tallies for s in t["error_samples"]][:10]
+    return {
+        "count": ok,
+        "per_second": ok / seconds,
+        "p50_ms": _at(latencies, 0.50) * 1e3,
+        "p95_ms": _at(latencies, 0.95) * 1e3,
+        "p99_ms": _at(latencies, 0.99) * 1e3,
+        "max_ms": (latencies[-1] if latencies else float("nan")) * 1e3,
+        "mean_ms": (sum(latencies) / len(latencies) if latencies else float("nan")) * 1e3,
+        "errors": sum(t["errors"] for t in tallies),
+        "refused": sum(t["refused"] for t in tallies),
+        "samples": samples,
+        "other_requests": sum(t["other_requests"] for t in tallies),
+        "move_types": dict(types.most_common()),
+        "hands_ended": sum(t["hands_ended"] for t in tallies),
+        "games_created": sum(t["games_created"] for t in tallies),
+        "games_finished": sum(t["games_finished"] for t in tallies),
+    }
+
+
+def _mark(ok: bool) -> str:
+    return "ok  " if ok else "MISS"
+
+
+def render(r: dict[str, Any]) -> tuple[str, bool]:
+    """The report as text, and whether every budget item is met."""
+    b = r["budget"]
+    moves, ceiling, mem = r["moves"], r["ceiling"], r["memory"]
+    ref = mem["reference_game"]
+    lines = [f"rummy-referee benchmark — {r['clients']} clients, {r['seconds']:g} s per phase, "
+             f"{r['cpus']} CPUs (clients and server share them)"]
+    s = r["server"]
+    lines.append(f"server: gunicorn {s['worker_class']}, {s['workers']} workers x "
+                 f"{s['threads']} threads; redis-server {s['redis']}")
+    lines.append(f"load: moves and ceiling alternate in {r['slot']:g} s slots; machine load "
+                 f"average {r['load_before']:.1f} before, {r['load_after']:.1f} after "
+                 "(other work on the machine slows both alike)")
+    lines.append("")
+    lines.append("HTTP under load            per s    p50 ms   p95 ms   p99 ms   max ms  "
+                 "errors")
+    for name, phase in (("moves (POST …/moves)", moves), ("ceiling (GET+SET)", ceiling)):
+        lines.append(f"  {name:<22} {phase['per_second']:>7.0f}  {phase['p50_ms']:>8.2f} "
+                     f"{phase['p95_ms']:>8.2f} {phase['p99_ms']:>8.2f} {phase['max_ms']:>8.1f}"
+                     f"  {phase['errors']:>6}")
+    lines.append(f"  ratio moves/ceiling: {r['ratio']:.2f}   (ceiling payload "
+                 f"{ceiling['payload_bytes']} B = a stored mid-hand rummy51 state)")
+    lines.append(f"  moves: {moves['count']} applied, {moves['refused']} refused (422), "
+                 f"{moves['hands_ended']} hands ended, {moves['games_finished']} games "
+                 f"finished; other requests (create, GET /me, legal-moves): "
+                 f"{moves['other_requests']}")
+    lines.append("  move mix: " + ", ".join(f"{k} {v}" for k, v in moves["move_types"].items()))
+    for sample in moves["samples"] + ceiling["samples"]:
+        lines.append(f"  ! {sample}")
+    checks: list[tuple[str, bool]] = [
+        (f"moves/s >= {b['ratio_min']} x ceiling", r["ratio"] >= b["ratio_min"]),
+        (f"moves p99 <= {b['p99_ms_max']:g} ms", moves["p99_ms"] <= b["p99_ms_max"]),
+        ("0 errors", moves["errors"] + ceiling["errors"] <= b["errors_max"]),
+    ]
+    engine = r.get("engine")
+    if engine is not None:
+        lm = engine["legal_moves_14_cards_4_jokers"]
+        cm = engine["check_meld_wilds"]
+        sim = engine["simulated_hands"]
+        lines.append("")
+        lines.append("engine (in-process)")
+        lines.append(f"  check_meld, melds with 2-4 wilds: p50 {cm['p50_us']:.0f} µs, "
+                     f"p99 {cm['p99_us']:.0f} µs ({cm['calls_per_second']:.0f} calls/s)")
+        lines.append(f"  legal_moves, 14 cards with 4 jokers: p50 {lm['p50_ms']:.2f} ms, "
+                     f"p99 {lm['p99_ms']:.2f} ms, max {lm['max_ms']:.2f} ms "
+                     f"({lm['moves_listed_mean']:.1f} moves listed on average)")
+        for kind, st in lm["by_state"].items():
+            lines.append(f"    {kind.replace('_', ' ')}: p50 {st['p50_ms']:.2f} ms, "
+                         f"p99 {st['p99_ms']:.2f} ms")
+        lines.append(f"  simulated whole hands (random play): {sim['hands_per_second']:.1f} "
+                     f"hands/s, {sim['moves_per_second']:.0f} moves/s")
+        lines.append("    " + ", ".join(f"{v} {x['hands_per_second']:.1f}"
+                                        for v, x in sim["by_variant"].items()))
+        checks.append((f"legal_moves p99 <= {b['legal_moves_p99_ms_max']:g} ms",
+                       lm["p99_ms"] <= b["legal_moves_p99_ms_max"]))
+    lines.append("")
+    lines.append("Redis memory (MEMORY USAGE)")
+    lines.append(f"  4-player rummy51 game mid-hand: {ref['game_bytes']} B for the game "
+                 f"(state {ref['state_bytes']} B stored); its move log "
+                 f"{ref['log_bytes']} B for {ref['log_entries']} moves")
+    lines.append(f"  per logged move: {ref['bytes_per_logged_move']:.0f} B "
+                 f"(all games of the run: {mem['all_games']['bytes_per_logged_move']:.0f} B; "
+                 f"{mem['all_games']['bytes_per_game']:.0f} B per game over "
+                 f"{mem['all_games']['games']} games of every variant)")
+    checks.append((f"<= {b['bytes_per_game_max']} B per 4-player game mid-hand",
+                   ref["game_bytes"] <= b["bytes_per_game_max"]))
+    lines.append("")
+    lines.append("budget")
+    for text, ok in checks:
+        lines.append(f"  [{_mark(ok)}] {text}")
+    all_ok = all(ok for _, ok in checks)
+    lines.append(f"  => {'budget met' if all_ok else 'budget NOT met'}")
+    return "\n".join(lines), all_ok

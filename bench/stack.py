@@ -1,0 +1,106 @@
+"""The stack under test: its own redis-server and the service under gunicorn.
+
+Redis runs from :class:`service.redis_server.RedisServer` in a temporary directory with AOF
+on and ``appendfsync everysec`` (as ``rummy-referee serve``'s embedded Redis and the
+docker-compose Redis run in production). The service is started the way the README says
+production runs it: ``rummy-referee serve`` (gunicorn, gthread workers, the settings of
+``service/gunicorn_conf.py``: access log on, ``RUMMY_WORKERS`` = CPUs, ``RUMMY_THREADS``
+= 4 unless the environment says otherwise) with ``REDIS_URL`` set and
+``RUMMY_BENCHMARK=1`` for the ceiling endpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from service.redis_server import RedisServer, free_port
+
+APPENDFSYNC = "everysec"
+
+
+def _executable(name: str) -> str:
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else name
+
+
+class Stack:
+    """redis-server + ``rummy-referee serve``, started and stopped together."""
+
+    def __init__(self, tmp: Path, workers: int | None = None, threads: int | None = None
+                 ) -> None:
+        self.tmp = tmp
+        self.workers = workers
+        self.threads = threads
+        self.redis = RedisServer(tmp / "redis", appendonly=True, appendfsync=APPENDFSYNC)
+        self.port = 0
+        self.server: subprocess.Popen[bytes] | None = None
+        self.log_path = tmp / "gunicorn.log"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> None:
+        self.redis.start()
+        self.port = free_port()
+        env = dict(os.environ, REDIS_URL=self.redis.url, RUMMY_BENCHMARK="1",
+                   RUMMY_DATA_DIR=str(self.tmp))
+        cmd = [_executable("rummy-referee"), "serve", "--host", "127.0.0.1",
+               "--port", str(self.port)]
+        if self.workers:
+            cmd += ["--workers", str(self.workers)]
+        if self.threads:
+            cmd += ["--threads", str(self.threads)]
+        with self.log_path.open("ab") as log:
+            self.server = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
+                                           stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/readyz", timeout=1) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if self.server.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                tail = self.log_path.read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"the service did not become ready:\n{tail}")
+            time.sleep(0.1)
+        # every worker answers (each loads the app on its first request)
+        for _ in range(20):
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(f"{self.base_url}/healthz", timeout=2).close()
+
+    def settings(self) -> dict[str, str]:
+        """The gunicorn settings the service runs with (read from its config module)."""
+        env = dict(os.environ, REDIS_URL=self.redis.url)
+        if self.workers:
+            env["RUMMY_WORKERS"] = str(self.workers)
+        if self.threads:
+            env["RUMMY_THREADS"] = str(self.threads)
+        code = ("import service.gunicorn_conf as c; "
+                "print(c.worker_class, c.workers, c.threads, c.keepalive)")
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout.split()
+        return {"worker_class": out[0], "workers": out[1], "threads": out[2],
+                "keepalive": out[3], "redis": f"AOF on, appendfsync {APPENDFSYNC}"}
+
+    def stop(self) -> None:
+        if self.server is not None and self.server.poll() is None:
+            self.server.send_signal(signal.SIGTERM)
+            try:
+                self.server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+                self.server.wait(timeout=5)
+        self.server = None
+        if self.redis.running:
+            self.redis.stop()
