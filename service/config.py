@@ -284,9 +284,10 @@ class Settings:
     )
 
     #: RUMMY_RATE_LIMITS: limits per caller (a seat token, else the client address) on every
-    #: endpoint, ``;``-separated (e.g. ``100/second;3000/minute``), or ``off``.
+    #: endpoint, ``;``-separated (e.g. ``100/second;3000/minute``), or ``off``. Each limit
+    #: costs one Redis round trip per request: the default is one.
     rate_limits: tuple[str, ...] = field(
-        default=("100/second", "3000/minute"),
+        default=("100/second",),
         metadata=_env("RUMMY_RATE_LIMITS", _limits))
     #: RUMMY_CREATE_RATE_LIMITS: limits per client address on creating games, or ``off``.
     create_rate_limits: tuple[str, ...] = field(

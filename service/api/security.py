@@ -79,7 +79,7 @@ def install(app: Flask, settings: Settings) -> Limiter | None:
         key_func=_caller, app=app, default_limits=list(settings.rate_limits),
         default_limits_exempt_when=_exempt, storage_uri=storage_uri,
         storage_options=storage_options,
-        strategy="fixed-window", headers_enabled=True, swallow_errors=True,
+        strategy="fixed-window", headers_enabled=False, swallow_errors=True,
         key_prefix="rummy-rl")
     app.extensions["create_limits"] = (limiter, [parse(item) for item in
                                                  settings.create_rate_limits])
