@@ -1,8 +1,8 @@
 """The stack under test: its own redis-server and the service under gunicorn.
 
 Redis runs from :class:`service.redis_server.RedisServer` in a temporary directory with AOF
-on and ``appendfsync everysec`` (as ``rummy-referee serve``'s embedded Redis and the
-docker-compose Redis run in production). The service is started the way the README says
+on and ``appendfsync everysec`` (as docker-compose runs it; ``rummy-referee serve``'s
+embedded Redis fsyncs every write instead). The service is started the way the README says
 production runs it: ``rummy-referee serve`` (gunicorn, gthread workers, the settings of
 ``service/gunicorn_conf.py``: access log on, ``RUMMY_WORKERS`` = CPUs, ``RUMMY_THREADS``
 = 4 unless the environment says otherwise) with ``REDIS_URL`` set and
@@ -50,8 +50,8 @@ class Stack:
     def start(self, timeout: float = 30.0) -> None:
         self.redis.start()
         self.port = free_port()
-        env = dict(os.environ, REDIS_URL=self.redis.url, RUMMY_BENCHMARK="1",
-                   RUMMY_DATA_DIR=str(self.tmp))
+        env = self._env()
+        env["RUMMY_BENCHMARK"] = "1"
         cmd = [_executable("rummy-referee"), "serve", "--host", "127.0.0.1",
                "--port", str(self.port)]
         if self.workers:
@@ -79,9 +79,17 @@ class Stack:
             with contextlib.suppress(OSError):
                 urllib.request.urlopen(f"{self.base_url}/healthz", timeout=2).close()
 
+    def _env(self) -> dict[str, str]:
+        """The service's environment: ours, with this stack's Redis, data and metrics
+        directories (all in the temporary directory, removed with it)."""
+        metrics = self.tmp / "metrics"
+        metrics.mkdir(exist_ok=True)
+        return dict(os.environ, REDIS_URL=self.redis.url, RUMMY_DATA_DIR=str(self.tmp),
+                    PROMETHEUS_MULTIPROC_DIR=str(metrics))
+
     def settings(self) -> dict[str, str]:
         """The gunicorn settings the service runs with (read from its config module)."""
-        env = dict(os.environ, REDIS_URL=self.redis.url)
+        env = self._env()
         if self.workers:
             env["RUMMY_WORKERS"] = str(self.workers)
         if self.threads:
