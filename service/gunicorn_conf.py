@@ -14,6 +14,7 @@ docker-compose.yml.
 
 import json
 import os
+import shutil as _shutil
 import sys
 import tempfile as _tempfile
 from typing import Any
@@ -81,8 +82,16 @@ gunicorn_util.write_error = _problem_error
 # Prometheus metrics from every worker process (prometheus-client multiprocess mode): the
 # workers write to files in one directory, /metrics reads them all. A fresh directory per
 # server start unless PROMETHEUS_MULTIPROC_DIR is set.
+_own_metrics_dir: str | None = None
 if _settings.metrics and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _tempfile.mkdtemp(prefix="rummy-metrics-")
+    _own_metrics_dir = _tempfile.mkdtemp(prefix="rummy-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _own_metrics_dir
+
+
+def on_exit(server: Any) -> None:
+    """The server stops: remove the metrics directory it made for itself."""
+    if _own_metrics_dir is not None:
+        _shutil.rmtree(_own_metrics_dir, ignore_errors=True)
 
 
 def child_exit(server: Any, worker: Any) -> None:
