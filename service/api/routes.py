@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import Any
 
 import marshmallow as ma
@@ -107,7 +106,6 @@ GAME_LINKS = {
 """OpenAPI links from a created game to the operations on it (clients and stateful
 testers follow them)."""
 
-_KEY_RE = re.compile(r"^[\x21-\x7e]{1,200}$")
 
 
 def _problems(*statuses: int) -> Any:
@@ -143,8 +141,8 @@ def _bearer() -> str | None:
     return token.strip()
 
 
-def _if_match() -> int | None:
-    value = request.headers.get("If-Match")
+def _if_match(value: str | None) -> int | None:
+    """The version an ``If-Match`` header (as ``MoveHeadersSchema`` loaded it) names."""
     if value is None or value.strip() == "*":
         return None
     text = value.strip().removeprefix("W/").strip('"')
@@ -153,18 +151,6 @@ def _if_match() -> int | None:
                       code="MALFORMED_REQUEST",
                       errors=[{"field": "If-Match", "message": "not a version"}])
     return int(text)
-
-
-def _idempotency_key() -> str | None:
-    key = request.headers.get("Idempotency-Key")
-    if key is None:
-        return None
-    if not _KEY_RE.match(key):
-        raise Problem(400, "Bad Request",
-                      "Idempotency-Key must be 1 to 200 visible ASCII characters",
-                      code="MALFORMED_REQUEST",
-                      errors=[{"field": "Idempotency-Key", "message": "invalid key"}])
-    return key
 
 
 def _view_answer(answer: Answer, private: bool = False) -> Response:
@@ -252,14 +238,15 @@ class Moves(MethodView):
             move = move_from_dict(data)
         except MalformedMove as exc:
             raise _bad_field(exc.field, exc.message) from None
-        key = _idempotency_key()
+        key = headers.get("idempotency_key")  # validated by MoveHeadersSchema
+        if_match = _if_match(headers.get("if_match"))
         fingerprint = ""  # what identifies the request for an idempotent retry
         if key is not None:
             canonical = json.dumps(request.get_json(silent=True), sort_keys=True,
                                    separators=(",", ":"))
             fingerprint = hashlib.sha256(f"{dry_run}|{canonical}".encode()).hexdigest()
         try:
-            answer = _referee().play(game_id, _bearer(), move, if_match=_if_match(),
+            answer = _referee().play(game_id, _bearer(), move, if_match=if_match,
                                      idempotency_key=key, fingerprint=fingerprint,
                                      dry_run=dry_run)
         except Violation as refusal:
