@@ -14,7 +14,7 @@ when the card could not be used, a meld or lay-off that would strand it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from random import Random
 
@@ -190,18 +190,7 @@ class Rummy51Rules(VariantRules):
         return found if accept is None else [m for m in found if accept(m) is None]
 
     def _layable(self, turn: Turn, card: str) -> bool:
-        for target in turn.state.melds:
-            if card == JOKER and target.kind == "run" and target.owner != turn.seat:
-                continue
-            current = meld_from_table(target.kind, target.cards, target.idents, target.start,
-                                      turn.shape)
-            try:
-                extend_meld(current, (Piece(card),), turn.shape,
-                            accept=self.reading_filter(turn))
-            except MeldError:
-                continue
-            return True
-        return False
+        return next(self._lay_off_points(turn, card), None) is not None
 
     def opening_move(self, turn: Turn, hand: Sequence[str], must_use: str | None,
                      need_points: int = 0) -> MeldMove | None:
@@ -231,21 +220,19 @@ class Rummy51Rules(VariantRules):
                                 (LayOff(meld_id, (Piece(must_use),)),))
         return None
 
-    def _lay_off_points(self, turn: Turn, card: str) -> list[tuple[str, int]]:
+    def _lay_off_points(self, turn: Turn, card: str) -> Iterator[tuple[str, int]]:
         """``(meld id, melding points added)`` for each table meld ``card`` can go on."""
-        points = []
+        accept = self.reading_filter(turn)
         for target in turn.state.melds:
             if card == JOKER and target.kind == "run" and target.owner != turn.seat:
                 continue
             current = meld_from_table(target.kind, target.cards, target.idents, target.start,
                                       turn.shape)
             try:
-                extended = extend_meld(current, (Piece(card),), turn.shape,
-                                       accept=self.reading_filter(turn))
+                extended = extend_meld(current, (Piece(card),), turn.shape, accept=accept)
             except MeldError:
                 continue
-            points.append((target.id, extended.points - current.points))
-        return points
+            yield target.id, extended.points - current.points
 
     def _can_use(self, turn: Turn, hand: Sequence[str], card: str, need_points: int) -> bool:
         """Could ``card`` (in ``hand``) still go on the table this turn, with
