@@ -106,6 +106,12 @@ def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def _holds(doc: Mapping[str, Any], seat: int, token: str) -> bool:
+    """Whether ``token`` is the token of ``seat`` in a game's document (constant time)."""
+    hashes: list[str] = doc["tokens"]
+    return seat < len(hashes) and hmac.compare_digest(hashes[seat], _token_hash(token))
+
+
 def new_game_id() -> str:
     return secrets.token_urlsafe(9)
 
@@ -185,8 +191,7 @@ class Referee:
             if self._valid_elsewhere(token_game, seat, token):
                 raise Forbidden("this token belongs to another game")
             raise Unauthorized("unknown seat token")
-        hashes: list[str] = doc["tokens"]
-        if seat >= len(hashes) or not hmac.compare_digest(hashes[seat], _token_hash(token)):
+        if not _holds(doc, seat, token):
             raise Unauthorized("unknown seat token")
         return seat
 
@@ -195,8 +200,7 @@ class Referee:
             _, doc = self._load(game_id)
         except UnknownGame:
             return False
-        hashes: list[str] = doc["tokens"]
-        return seat < len(hashes) and hmac.compare_digest(hashes[seat], _token_hash(token))
+        return _holds(doc, seat, token)
 
     # -- bots and the move log -------------------------------------------------------------
 
