@@ -315,18 +315,9 @@ WROTHAM = Variant(
     wild_twos=False, min_players=2, max_players=6, upcard=False, set_max=4,
     set_distinct_suits=True, run_same_suit=True, deal_sizes=dict.fromkeys(range(2, 7), 7),
     starter_extra=1,
-    defaults={
-        "ace": "low",
-        "melds_per_turn": "unlimited",
-        "lay_off_requires_own_meld": False,
-        "must_discard_to_go_out": False,
-        "scoring": "winner_collects",
-        "going_rummy": "double",
-        "stock_exhausted": "shuffle",
-        "max_stock_rebuilds": 3,
-        "joker_penalty": 15,
-        "match_end": {"deals": 6},
-    },
+    # WROTHAM-SCORE: as BASIC-SCORE and BASIC-RUMMY, so basic rummy's knobs, plus these
+    defaults={**{k: v for k, v in BASIC.defaults.items() if k != "match_end"},
+              "joker_penalty": 15, "match_end": {"deals": 6}},
     knob_overrides={
         "joker_penalty": Knob("joker_penalty", "int", "WROTHAM-SCORE",
                               "What a joker left in hand counts.", minimum=0, maximum=500),
