@@ -6,19 +6,16 @@ import json
 import logging
 import os
 import re
-import signal
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from flask.testing import FlaskClient
+from serving import served
 
 from service.api.observe import JsonFormatter
-from service.redis_server import RedisServer, free_port
+from service.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 CARD = re.compile(r"(?<![A-Za-z0-9])(JK|[A2-9TJQK][SHDC])(?![A-Za-z0-9])")
@@ -126,35 +123,21 @@ def test_metrics_count_requests_moves_and_games(client: FlaskClient) -> None:
 @pytest.mark.slow
 def test_metrics_add_up_over_gunicorn_workers(redis_server: RedisServer, redis_url: str,
                                               tmp_path: Path) -> None:
-    port = free_port()
-    env = dict(os.environ, REDIS_URL=redis_url, RUMMY_DATA_DIR=str(tmp_path),
-               RUMMY_RATE_LIMITS="off", RUMMY_CREATE_RATE_LIMITS="off")
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    server = subprocess.Popen([str(Path(sys.executable).parent / "rummy-referee"), "serve",
-                               "--port", str(port), "--workers", "2", "--threads", "2"],
-                              env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    env = {"RUMMY_RATE_LIMITS": "off", "RUMMY_CREATE_RATE_LIMITS": "off",
+           "RUMMY_THREADS": "2"}
+    saved = os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)  # serve makes its own
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                urllib.request.urlopen(base + "/readyz", timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail("the server did not become ready")
-                time.sleep(0.2)
-        body = json.dumps({"variant": "basic", "players": ["a", "b"]}).encode()
-        for _ in range(8):
-            request = urllib.request.Request(base + "/v1/games", data=body, method="POST",
-                                             headers={"Content-Type": "application/json",
-                                                      "Connection": "close"})
-            urllib.request.urlopen(request, timeout=5).close()
-        for _ in range(4):  # whichever worker answers, it reports every worker's counts
-            with urllib.request.urlopen(base + "/metrics", timeout=5) as reply:
-                text = reply.read().decode()
-            assert _metric(text, "rummy_games_created_total", variant="basic") == 8
+        with served(tmp_path, redis_url, env=env) as server:
+            body = json.dumps({"variant": "basic", "players": ["a", "b"]}).encode()
+            for _ in range(8):
+                request = urllib.request.Request(
+                    server.base_url + "/v1/games", data=body, method="POST",
+                    headers={"Content-Type": "application/json", "Connection": "close"})
+                urllib.request.urlopen(request, timeout=5).close()
+            for _ in range(4):  # whichever worker answers, it reports every worker's counts
+                with urllib.request.urlopen(server.base_url + "/metrics", timeout=5) as reply:
+                    text = reply.read().decode()
+                assert _metric(text, "rummy_games_created_total", variant="basic") == 8
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
+        if saved is not None:
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = saved

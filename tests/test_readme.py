@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from serving import served
 
-from service.redis_server import RedisServer, free_port
+from service.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -37,30 +34,12 @@ def _walkthrough() -> str:
 @pytest.mark.slow
 def test_the_curl_walkthrough_runs_against_the_served_app(
         redis_server: RedisServer, redis_url: str, tmp_path: Path) -> None:
-    port = free_port()
-    env = dict(os.environ, REDIS_URL=redis_url, RUMMY_DATA_DIR=str(tmp_path))
-    server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "rummy-referee"), "serve", "--port", str(port),
-         "--workers", "1"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail("the server did not become ready")
-                time.sleep(0.2)
+    with served(tmp_path, redis_url, workers=1) as server:
         done = subprocess.run(["bash", "-euo", "pipefail", "-c", _walkthrough()], cwd=ROOT,
-                              env=dict(os.environ, BASE=f"http://127.0.0.1:{port}"),
+                              env=dict(os.environ, BASE=server.base_url),
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         lines = done.stdout.splitlines()
         assert "(422, 'NOT_YOUR_TURN', 'C-TURN')" in lines
         assert lines[-1] == "('finished', [0, 50], [1])"
         assert "['discard', 'hand_end', 'game_end']" in lines
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
