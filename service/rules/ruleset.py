@@ -410,9 +410,12 @@ class Rules:
 
     @staticmethod
     def of(values: Mapping[str, Any]) -> Rules:
-        known = {f.name for f in fields(Rules)}
-        return Rules(**{k: v for k, v in values.items() if k in known})
+        return Rules(**{k: v for k, v in values.items() if k in _RULES_FIELDS})
 
     @property
     def melds_limit(self) -> int | None:
         return None if self.melds_per_turn == "unlimited" else int(self.melds_per_turn)
+
+
+_RULES_FIELDS = frozenset(f.name for f in fields(Rules))
+"""The knob names :class:`Rules` holds (``Rules.of`` runs on every move)."""
