@@ -96,16 +96,6 @@ def rank_of(code: str) -> int:
     return 0 if code == JOKER else RANKS.index(code[0]) + 1
 
 
-def suit_of(code: str) -> str | None:
-    """Suit letter of a canonical code (None for the joker)."""
-    return None if code == JOKER else code[1]
-
-
-def code_for(rank: int, suit: str) -> str:
-    """Canonical code for rank number 1..13 (14 is the high ace) and suit letter."""
-    return RANKS[(rank - 1) % 13] + suit
-
-
 def standard_deck(decks: int = 1, jokers: int = 0) -> list[str]:
     """``decks`` × 52 cards plus ``jokers`` jokers, in a fixed order."""
     one = [r + s.value for s in SUITS for r in RANKS]
