@@ -54,7 +54,6 @@ FIXED_DETAILS = (
     N_("this token belongs to another game"),
     N_("this Idempotency-Key was already used with another request"),
     N_('If-Match must be a game version such as "12"'),
-    N_("Idempotency-Key must be 1 to 200 visible ASCII characters"),
     N_("creating a game needs an API key on this server: X-API-Key header"),
     N_("the game store (Redis) is unreachable"),
     N_("the game store could not be reached or a write's outcome is unknown; retry with the "
