@@ -85,7 +85,7 @@ def create_app(settings: Settings | None = None) -> Flask:
 
     app.extensions["settings"] = settings
     observe.install(app, settings.metrics)
-    security.install(app, settings)
+    security.install(app, settings, store)
     web.register(app)
     if settings.benchmark:
         web.register_ceiling(app, client)

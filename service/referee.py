@@ -20,18 +20,20 @@ import json
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from service.rules import GameState, Move, Violation, apply, move_to_dict, new_game
 from service.rules.legal import legal_moves
 from service.rules.verify import verify as verify_log
 from service.rules.views import public_view, redact_event, seat_view
 from service.store import (
+    Count,
     GameNotFound,
     GameStore,
     IdempotentReplay,
     Loaded,
     VersionConflict,
+    Window,
 )
 
 LOG_ONLY_EVENTS = frozenset({"deal_revealed"})
@@ -40,6 +42,15 @@ LOG_ONLY_EVENTS = frozenset({"deal_revealed"})
 
 MAX_ATTEMPTS = 8
 """Compare-and-set attempts for a move without ``If-Match`` before giving up (503)."""
+
+
+class Meter(Protocol):
+    """Counters to count in the round trip that loads a game (the caller's rate limits),
+    and what to do with their counts (raise to refuse the request)."""
+
+    def windows(self) -> Sequence[Window]: ...
+
+    def counted(self, counts: Sequence[Count]) -> None: ...
 
 
 class RefereeError(Exception):
@@ -151,13 +162,19 @@ class Referee:
         }
         return Answer(body, 0)
 
-    def _load(self, game_id: str, scope: str | None = None) -> tuple[Loaded, dict[str, Any]]:
+    def _load(self, game_id: str, scope: str | None = None, meter: Meter | None = None
+              ) -> tuple[Loaded, dict[str, Any]]:
+        windows = meter.windows() if meter is not None else ()
         try:
-            loaded = self.store.load(game_id, scope)
-        except GameNotFound:
+            loaded = self.store.load(game_id, scope, windows)
+        except GameNotFound as missing:
+            if meter is not None:
+                meter.counted(missing.counts)
             raise UnknownGame(game_id) from None
         except ValueError:  # not a possible game id
             raise UnknownGame(game_id) from None
+        if meter is not None:
+            meter.counted(loaded.counts)
         return loaded, _decode(loaded.state)
 
     def public(self, game_id: str) -> Answer:
@@ -165,8 +182,8 @@ class Referee:
         state = GameState.from_dict(doc["state"])
         return Answer(public_view(state, game_id, loaded.version), loaded.version)
 
-    def seat(self, game_id: str, token: str | None) -> Answer:
-        loaded, doc = self._load(game_id)
+    def seat(self, game_id: str, token: str | None, meter: Meter | None = None) -> Answer:
+        loaded, doc = self._load(game_id, meter=meter)
         seat = self._authenticate(game_id, doc, token)
         state = GameState.from_dict(doc["state"])
         return Answer(seat_view(state, game_id, loaded.version, seat), loaded.version)
@@ -204,9 +221,10 @@ class Referee:
 
     # -- bots and the move log -------------------------------------------------------------
 
-    def legal(self, game_id: str, token: str | None, limit: int) -> Answer:
+    def legal(self, game_id: str, token: str | None, limit: int,
+              meter: Meter | None = None) -> Answer:
         """Every legal move of the token's seat now (``rules.legal``)."""
-        loaded, doc = self._load(game_id)
+        loaded, doc = self._load(game_id, meter=meter)
         seat = self._authenticate(game_id, doc, token)
         state = GameState.from_dict(doc["state"])
         body = legal_moves(state, seat, limit).as_dict()
@@ -252,19 +270,22 @@ class Referee:
 
     def play(self, game_id: str, token: str | None, move: Move, *,
              if_match: int | None = None, idempotency_key: str | None = None,
-             fingerprint: str = "", dry_run: bool = False) -> Answer:
+             fingerprint: str = "", dry_run: bool = False, meter: Meter | None = None
+             ) -> Answer:
         """Apply ``move`` for the token's seat; raise ``Violation`` when it is illegal.
 
         Without ``if_match`` the move applies to whatever version is current (retrying the
         compare-and-set a few times under contention). With an ``idempotency_key`` a
-        repeated request returns the first answer and applies nothing twice.
+        repeated request returns the first answer and applies nothing twice. ``meter`` is
+        counted by the first load only.
         """
         _, claimed_seat = self._token_seat(token)
         scope = None
         if idempotency_key is not None and not dry_run:
             scope = f"{claimed_seat}:{idempotency_key}"
-        for _attempt in range(MAX_ATTEMPTS):
-            loaded, doc = self._load(game_id, scope)  # one round trip
+        for attempt in range(MAX_ATTEMPTS):
+            loaded, doc = self._load(game_id, scope,  # one round trip
+                                     meter if attempt == 0 else None)
             seat = self._authenticate(game_id, doc, token)
             if loaded.idempotency is not None:
                 record = loaded.idempotency

@@ -38,7 +38,6 @@ from http_player import (
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
-from service.api.security import _storage
 from service.app import create_app
 from service.config import ConfigError, Settings
 from service.redis_cluster import LocalCluster, LocalSentinel
@@ -137,22 +136,6 @@ def test_settings_built_directly_are_checked_too() -> None:
         Settings(redis_cluster_nodes=(("h", 0),))
     with pytest.raises(ConfigError, match="REDIS_SENTINEL_MASTER must be set"):
         Settings(redis_sentinels=(("s", 26379),))
-
-
-def test_rate_limit_storage_follows_the_mode() -> None:
-    uri, options = _storage(Settings(redis_url="redis://h:1/0"))
-    assert uri == "redis://h:1/0" and "password" not in options
-    uri, options = _storage(Settings(redis_cluster_nodes=(("a", 7000), ("::1", 7001)),
-                                     redis_password="pw"))
-    assert uri == "redis+cluster://a:7000,[::1]:7001"
-    assert options["password"] == "pw" and options["retry"].get_retries() == 0
-    uri, options = _storage(Settings(redis_sentinels=(("s1", 26379), ("s2", 26380)),
-                                     redis_sentinel_master="mymaster",
-                                     redis_sentinel_password="sp"))
-    assert uri == "redis+sentinel://s1:26379,s2:26380/mymaster"
-    assert options["password"] is None  # the primary has none; the Sentinels have theirs
-    assert options["sentinel_kwargs"]["password"] == "sp"
-    assert "sp" not in uri
 
 
 def test_the_log_after_a_version_beyond_64_bits_is_empty(store: GameStore) -> None:
@@ -627,11 +610,28 @@ def test_rate_limits_are_shared_through_the_cluster(empty_cluster: LocalCluster)
     for _, port in empty_cluster.primaries():
         node = redis.Redis(port=port, socket_timeout=5)
         try:
-            if list(node.scan_iter(match="LIMITS:*", count=1000)):
+            if list(node.scan_iter(match="rummy:*:rl:*", count=1000)):
                 holders.add(port)
         finally:
             node.close()
     assert holders  # the counters live in the cluster
+    # a seat's requests on its own game are counted by the script that loads the game:
+    # their counters live in the game's slot, on the game's node
+    created = first.post("/v1/games", json=ONE_DEAL,
+                         environ_base={"REMOTE_ADDR": "10.0.0.9"}).get_json()
+    game_id, token = created["game_id"], created["seats"][0]["token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    assert all(c.get(f"/v1/games/{game_id}/me", headers=auth).status_code == 200
+               for c in (first, second))
+    keys = _game_keys(empty_cluster, game_id)
+    (port, names), = keys.items()
+    counters = [n for n in names if b":rl:seat:" in n]
+    assert len(counters) == 1 and port == _owner(empty_cluster, key_slot(game_id.encode()))
+    node = redis.Redis(port=port, socket_timeout=5)
+    try:
+        assert int(node.get(counters[0]) or 0) == 2
+    finally:
+        node.close()
 
 
 @pytest.mark.slow

@@ -3,10 +3,14 @@ Retry-After, shared through Redis), API keys for creating games, body and list l
 
 from __future__ import annotations
 
+import threading
+import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -115,6 +119,92 @@ def test_creating_games_has_its_own_limit(limited: Flask) -> None:
     body = {"variant": "basic", "players": ["a", "b"]}
     assert [client.post("/v1/games", json=body).status_code for _ in range(3)] == [201, 201,
                                                                                    429]
+
+
+def _seat_app(redis_url: str, limit: str = "5/minute") -> FlaskClient:
+    return create_app(Settings(redis_url=redis_url, rate_limits=(limit,),
+                               create_rate_limits=())).test_client()
+
+
+def test_a_seat_on_its_own_game_shares_one_budget_across_endpoints(redis_url: str) -> None:
+    """A seat's requests on its own game are counted by the load of the game, the others in a
+    round trip of their own: one budget all the same, including requests refused early (a
+    malformed move) and requests on the seat's game from another worker."""
+    client = _seat_app(redis_url)
+    game = _game(client)
+    gid, token = game["game_id"], game["seats"][0]["token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    assert client.get(f"/v1/games/{gid}/me", headers=auth).status_code == 200
+    assert client.get(f"/v1/games/{gid}/legal-moves", headers=auth).status_code == 200
+    assert client.post(f"/v1/games/{gid}/moves", json={"type": "fly"},
+                       headers=auth).status_code == 400  # counted as it leaves
+    assert client.get("/v1/variants", headers=auth).status_code == 200  # same caller
+    other_worker = _seat_app(redis_url)
+    assert other_worker.post(f"/v1/games/{gid}/moves", json={"type": "draw", "source": "stock"},
+                             headers=auth).status_code == 200
+    refused = client.get(f"/v1/games/{gid}/me", headers=auth)
+    assert refused.status_code == 429
+    assert refused.content_type == "application/problem+json"
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert "5/minute" in refused.get_json()["detail"]
+    for reply in (other_worker.post(f"/v1/games/{gid}/moves",
+                                    json={"type": "discard", "card": "AS"}, headers=auth),
+                  other_worker.get("/v1/variants", headers=auth)):
+        assert reply.status_code == 429
+    # nothing was applied by the refused move; the other seat has a budget of its own
+    bo = {"Authorization": f"Bearer {game['seats'][1]['token']}"}
+    assert client.get(f"/v1/games/{gid}/me", headers=bo).get_json()["version"] == 1
+
+
+def test_requests_on_an_unknown_game_use_up_the_budget_too(redis_url: str) -> None:
+    client = _seat_app(redis_url, "3/minute")
+    auth = {"Authorization": "Bearer nosuchgame.0.secret"}
+    statuses = [client.get("/v1/games/nosuchgame/me", headers=auth).status_code
+                for _ in range(4)]
+    assert statuses == [404, 404, 404, 429]
+
+
+def test_a_move_with_rate_limits_costs_two_round_trips(redis_url: str) -> None:
+    """The load of the game counts the seat's rate limits: one script call loads and counts,
+    one commits — no round trip for the limiter (Redis MONITOR sees every command a client
+    sends; the commands a script runs show as ``lua``)."""
+    client = _seat_app(redis_url, "100/second")
+    game = _game(client)
+    gid, token = game["game_id"], game["seats"][0]["token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    client.get(f"/v1/games/{gid}/me", headers=auth)  # scripts loaded, connection made
+    monitored = redis.Redis.from_url(redis_url)
+    marker = redis.Redis.from_url(redis_url)
+    marker.ping()  # connected before the watch starts
+    sent: list[dict[str, Any]] = []
+    end = uuid.uuid4().hex
+
+    def watch(ready: threading.Event) -> None:
+        with monitored.monitor() as monitor:
+            ready.set()
+            for command in monitor.listen():
+                if end in command["command"]:
+                    return
+                sent.append(command)
+
+    ready = threading.Event()
+    watcher = threading.Thread(target=watch, args=(ready,))
+    watcher.start()
+    assert ready.wait(5)
+    time.sleep(0.2)
+    reply = client.post(f"/v1/games/{gid}/moves", json={"type": "draw", "source": "stock"},
+                        headers=auth)
+    assert reply.status_code == 200
+    marker.echo(end)
+    watcher.join(10)
+    monitored.close()
+    marker.close()
+    from_clients = [c["command"].split()[0].upper() for c in sent
+                    if c.get("client_type") != "lua"]
+    assert from_clients == ["EVALSHA", "EVALSHA"], from_clients
+    in_scripts = {c["command"].split()[0].upper() for c in sent
+                  if c.get("client_type") == "lua"}
+    assert {"INCR", "HMGET", "RPUSH"} <= in_scripts
 
 
 def test_api_keys_guard_game_creation(redis_url: str) -> None:

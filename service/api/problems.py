@@ -152,15 +152,7 @@ def _http_exception(error: HTTPException) -> Response:
         detail = Message(GENERIC_DETAILS[status])  # werkzeug's own text: ours, translated
     if status == 413:
         detail = Message(N_("the request body is larger than this server accepts"))
-    if status == 429:
-        detail = Message(N_("rate limit exceeded ({limit}); retry after Retry-After seconds"),
-                         {"limit": detail})
     problem = Problem(status, title, detail)
-    if status == 429:
-        # the limit's window: when it is over the caller may be sure to be let in again
-        limit = getattr(getattr(error, "limit", None), "limit", None)
-        expiry = limit.get_expiry() if limit is not None else 1
-        problem.headers["Retry-After"] = str(max(1, int(expiry)))
     if status == 405 and error.get_response().headers.get("Allow"):
         problem.headers["Allow"] = error.get_response().headers["Allow"]
     return problem.response()

@@ -220,7 +220,8 @@ class Me(MethodView):
     @_problems(401, 403, 404)
     def get(self, game_id: str) -> Response:
         """The seat view: the public view plus the caller's hand."""
-        return _view_answer(_referee().seat(game_id, _bearer()), private=True)
+        return _view_answer(_referee().seat(game_id, _bearer(), security.game_meter()),
+                            private=True)
 
 
 @blp.route("/games/<game_id>/moves")
@@ -248,7 +249,7 @@ class Moves(MethodView):
         try:
             answer = _referee().play(game_id, _bearer(), move, if_match=if_match,
                                      idempotency_key=key, fingerprint=fingerprint,
-                                     dry_run=dry_run)
+                                     dry_run=dry_run, meter=security.game_meter())
         except Violation as refusal:
             observe.move_seen(getattr(refusal, "variant", "unknown"), data["type"],
                               refusal.code.value)
@@ -272,7 +273,7 @@ class LegalMoves(MethodView):
     @_problems(400, 401, 403, 404)
     def get(self, game_id: str, limit: int) -> Response:
         """Every legal move of the caller now (for bots); out of turn: what it may do."""
-        answer = _referee().legal(game_id, _bearer(), limit)
+        answer = _referee().legal(game_id, _bearer(), limit, security.game_meter())
         return _json(answer.body, version=answer.version, private=True)
 
 

@@ -1,106 +1,255 @@
-"""Abuse limits: rate limits shared by every worker (flask-limiter on the same Redis — one
-server, the cluster or the Sentinel-managed primary, as configured) and
-optional API keys for creating games.
+"""Abuse limits: rate limits shared by every worker (window counters in the games' Redis:
+one server, the cluster or the Sentinel-managed primary, as configured) and optional API
+keys for creating games.
 
 Rate limits count per caller: a seat token (hashed) when the request carries one, else the
 client address. ``RUMMY_RATE_LIMITS`` applies to every endpoint; ``RUMMY_CREATE_RATE_LIMITS``
 adds a limit per client address on ``POST /v1/games``. A caller over a limit gets ``429``
 problem+json with ``Retry-After``. Liveness, readiness, the docs and the web table are not
 limited.
+
+Each limit is a fixed window that starts at the caller's first request (a Redis counter
+whose expiry is the window, :mod:`service.store.counters`). Counting costs no round trip of
+its own where a request loads a game anyway: a seat's requests on its own game (moves, its
+view, its legal moves) are counted by the script that loads the game
+(:class:`GameMeter`); any other request is counted in one round trip before it is served.
+A request that fails before its game is loaded (a malformed move, say) is counted when its
+answer leaves, so it still uses up the budget. A worker that sees a caller over a limit
+refuses that caller's requests without asking Redis until the window ends. If Redis cannot
+be reached for a count, the request is let through (the game store answers 503 anyway).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
+import logging
+import math
+import re
 import time
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-from flask import Flask, current_app, request
-from flask_limiter import Limiter
-from flask_limiter.util import get_remote_address
-from limits import parse
-from redis.backoff import NoBackoff
-from redis.retry import Retry
+from flask import Flask, Response, current_app, g, request
 
 from service.api.problems import Problem
 from service.config import Settings
+from service.rules.errors import N_, Message
+from service.store import Count, GameStore, StoreError, Window
 
 UNLIMITED = ("/healthz", "/readyz", "/docs", "/openapi.json", "/play", "/_bench")
+GAME_ENDPOINTS = frozenset({"games.Moves", "games.Me", "games.LegalMoves"})
+"""Endpoints whose caller is counted by the load of its own game (:class:`GameMeter`)."""
+_GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_LIMIT = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(\d+)?\s*(second|minute|hour|day)s?\s*$", re.I)
+_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+_MAX_BLOCKED = 4096
+
+log = logging.getLogger("service.ratelimit")
 
 
-def _caller() -> str:
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """``amount`` requests per ``seconds``, as configured (``text``)."""
+
+    amount: int
+    seconds: int
+    text: str
+
+    @classmethod
+    def parse(cls, text: str) -> Limit:
+        match = _LIMIT.match(text)
+        if match is None:
+            raise ValueError(f"not a rate limit: {text!r}")
+        amount, count, unit = match.groups()
+        return cls(int(amount), int(count or 1) * _SECONDS[unit.lower()], text.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who a request counts against: a seat token's hash or a client address."""
+
+    name: str
+    game_id: str | None
+    """The game a seat token names (its counters live in that game's hash slot)."""
+
+
+def _caller() -> Caller:
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return "seat:" + hashlib.sha256(token.strip().encode()).hexdigest()[:32]
-    return "addr:" + (get_remote_address() or "unknown")
+    token = token.strip()
+    if scheme.lower() == "bearer" and token:
+        digest = hashlib.sha256(token.encode()).hexdigest()[:32]
+        game_id = token.partition(".")[0]
+        return Caller(f"seat:{digest}", game_id if _GAME_ID.match(game_id) else None)
+    return Caller(f"addr:{request.remote_addr or 'unknown'}", None)
 
 
 def _exempt() -> bool:
     return request.path.startswith(UNLIMITED) or request.path == "/"
 
 
-def _hosts(nodes: tuple[tuple[str, int], ...]) -> str:
-    return ",".join(f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-                    for host, port in nodes)
+def _over(counts: Sequence[Count], limits: Sequence[Limit]) -> tuple[Count, Limit] | None:
+    """The first count over its limit, if any."""
+    for count, limit in zip(counts, limits, strict=False):
+        if count.count > limit.amount:
+            return count, limit
+    return None
 
 
-def _storage(settings: Settings) -> tuple[str | None, dict[str, Any]]:
-    """flask-limiter's storage URI and options for the configured Redis mode: the same Redis
-    as the games (``limits`` storages ``redis://``, ``redis+cluster://``, ``redis+sentinel://``;
-    passwords go in the options, never in the URI). Cluster and Sentinel clients get no
-    retries, so an unreachable store costs a request one timeout, not ten."""
-    timeout = max(1, round(settings.redis_socket_timeout))
-    options: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
-    if settings.redis_cluster_nodes:
-        options["retry"] = Retry(NoBackoff(), 0)
-        if settings.redis_password:
-            options["password"] = settings.redis_password
-        return f"redis+cluster://{_hosts(settings.redis_cluster_nodes)}", options
-    if settings.redis_sentinels:
-        options["retry"] = Retry(NoBackoff(), 0)
-        options["password"] = settings.redis_password  # the primary's (None: none)
-        options["use_replicas"] = False  # counts are read where they are written
-        options["sentinel_kwargs"] = {
-            "socket_timeout": 1, "socket_connect_timeout": 1, "retry": Retry(NoBackoff(), 0),
-            "password": settings.redis_sentinel_password}
-        return (f"redis+sentinel://{_hosts(settings.redis_sentinels)}/"
-                f"{settings.redis_sentinel_master}", options)
-    return settings.redis_url, options
+def _seconds(millis_left: float) -> str:
+    """``Retry-After``: whole seconds until the window ends (at least 1)."""
+    return str(max(1, math.ceil(millis_left / 1000)))
 
 
-def install(app: Flask, settings: Settings) -> Limiter | None:
+def _too_many(limit: Limit, millis_left: float) -> Problem:
+    return Problem(429, "Too Many Requests",
+                   Message(N_("rate limit exceeded ({limit}); retry after Retry-After seconds"),
+                           {"limit": limit.text}),
+                   headers={"Retry-After": _seconds(millis_left)})
+
+
+class RateLimiter:
+    """``RUMMY_RATE_LIMITS`` on every request and ``RUMMY_CREATE_RATE_LIMITS`` on creating
+    games, counted in the store's Redis."""
+
+    def __init__(self, store: GameStore, limits: Sequence[str],
+                 create_limits: Sequence[str]) -> None:
+        self.store = store
+        self.limits = tuple(Limit.parse(text) for text in limits)
+        self.create_limits = tuple(Limit.parse(text) for text in create_limits)
+        self._blocked: dict[str, tuple[float, Limit]] = {}
+        """Caller → (monotonic end of its window, the limit it went over), this worker."""
+
+    # -- the hooks ---------------------------------------------------------------------
+
+    def before_request(self) -> None:
+        if not self.limits or _exempt():
+            return
+        caller = _caller()
+        self._refuse_if_blocked(caller.name)
+        if (caller.game_id is not None and request.endpoint in GAME_ENDPOINTS
+                and (request.view_args or {}).get("game_id") == caller.game_id):
+            g.rate_meter = GameMeter(self, caller)
+            return
+        self._count(self._windows(caller), caller.name)
+
+    def after_request(self, response: Response) -> Response:
+        meter: GameMeter | None = g.get("rate_meter")
+        if meter is not None and not meter.used:
+            # the request ended before its game was loaded: it counts all the same (it has
+            # its answer already; when over the limit, the caller's next request is refused)
+            with contextlib.suppress(Problem):
+                self._count(meter.windows(), meter.caller.name)
+        return response
+
+    # -- counting ----------------------------------------------------------------------
+
+    def _windows(self, caller: Caller) -> list[Window]:
+        counters = self.store.counters
+        if caller.game_id is not None:
+            return [Window(self.store.counter_key(caller.game_id, f"{caller.name}:{i}"),
+                           limit.seconds * 1000) for i, limit in enumerate(self.limits)]
+        return [Window(counters.key(caller.name, str(i)), limit.seconds * 1000)
+                for i, limit in enumerate(self.limits)]
+
+    def _count(self, windows: Sequence[Window], caller: str) -> None:
+        """Count a hit on ``windows`` (one round trip); 429 when a limit is exceeded."""
+        try:
+            counts = self.store.counters.hit(windows)
+        except StoreError as exc:
+            log.warning("rate limit not counted: %s", type(exc).__name__)
+            return
+        self.judge(counts, caller)
+
+    def judge(self, counts: Sequence[Count], caller: str) -> None:
+        """429 if a count is over its limit (and the caller is refused here until then)."""
+        over = _over(counts, self.limits)
+        if over is not None:
+            count, limit = over
+            self._block(caller, count.millis_left, limit)
+            raise _too_many(limit, count.millis_left)
+
+    def _block(self, caller: str, millis_left: int, limit: Limit) -> None:
+        now = time.monotonic()
+        if len(self._blocked) >= _MAX_BLOCKED:
+            self._blocked = {k: v for k, v in self._blocked.items() if v[0] > now}
+            if len(self._blocked) >= _MAX_BLOCKED:
+                self._blocked.clear()
+        self._blocked[caller] = (now + millis_left / 1000, limit)
+
+    def _refuse_if_blocked(self, caller: str) -> None:
+        blocked = self._blocked.get(caller)
+        if blocked is None:
+            return
+        until, limit = blocked
+        left = until - time.monotonic()
+        if left <= 0:
+            self._blocked.pop(caller, None)
+            return
+        raise _too_many(limit, left * 1000)
+
+    def check_create(self) -> None:
+        """``RUMMY_CREATE_RATE_LIMITS``: games created per client address (429 beyond)."""
+        if not self.create_limits:
+            return
+        address = request.remote_addr or "unknown"
+        counters = self.store.counters
+        windows = [Window(counters.key(f"addr:{address}", f"create:{i}"), limit.seconds * 1000)
+                   for i, limit in enumerate(self.create_limits)]
+        try:
+            counts = self.store.counters.hit(windows)
+        except StoreError:
+            return
+        over = _over(counts, self.create_limits)
+        if over is not None:
+            count, limit = over
+            raise Problem(429, "Too Many Requests",
+                          f"at most {limit.text} new games per client address; retry later",
+                          headers={"Retry-After": _seconds(count.millis_left)})
+
+
+class GameMeter:
+    """A seat's request on its own game: its rate-limit windows are counted by the script
+    that loads the game (``GameStore.load(windows=…)``), not in a round trip of their own."""
+
+    def __init__(self, limiter: RateLimiter, caller: Caller) -> None:
+        self.limiter = limiter
+        self.caller = caller
+        self.used = False
+
+    def windows(self) -> list[Window]:
+        return self.limiter._windows(self.caller)
+
+    def counted(self, counts: Sequence[Count]) -> None:
+        """The load counted: 429 if the caller is over a limit."""
+        self.used = True
+        self.limiter.judge(counts, self.caller.name)
+
+
+def install(app: Flask, settings: Settings, store: GameStore) -> RateLimiter | None:
     """Rate limits on ``app`` (None when every limit is off)."""
     if not settings.rate_limits and not settings.create_rate_limits:
         return None
-    storage_uri, storage_options = _storage(settings)
-    limiter = Limiter(
-        key_func=_caller, app=app, default_limits=list(settings.rate_limits),
-        default_limits_exempt_when=_exempt, storage_uri=storage_uri,
-        storage_options=storage_options,
-        strategy="fixed-window", headers_enabled=False, swallow_errors=True,
-        key_prefix="rummy-rl")
-    app.extensions["create_limits"] = (limiter, [parse(item) for item in
-                                                 settings.create_rate_limits])
+    limiter = RateLimiter(store, settings.rate_limits, settings.create_rate_limits)
+    app.extensions["rate_limiter"] = limiter
+    app.before_request(limiter.before_request)
+    app.after_request(limiter.after_request)
     return limiter
+
+
+def game_meter() -> GameMeter | None:
+    """The request's :class:`GameMeter`, when its rate limits are counted with its game."""
+    meter: GameMeter | None = g.get("rate_meter")
+    return meter
 
 
 def check_create_limit() -> None:
     """``RUMMY_CREATE_RATE_LIMITS``: games created per client address (429 beyond)."""
-    limiter, items = current_app.extensions.get("create_limits", (None, []))
-    address = get_remote_address() or "unknown"
-    for item in items:
-        try:
-            allowed = limiter.limiter.hit(item, "rummy-create", address)
-            if allowed:
-                continue
-            reset, _remaining = limiter.limiter.get_window_stats(item, "rummy-create", address)
-        except Exception:
-            return
-        raise Problem(429, "Too Many Requests",
-                      f"at most {item} new games per client address; retry later",
-                      headers={"Retry-After": str(max(1, int(reset - time.time()) + 1))})
+    limiter: RateLimiter | None = current_app.extensions.get("rate_limiter")
+    if limiter is not None:
+        limiter.check_create()
 
 
 def require_api_key(settings: Settings) -> None:

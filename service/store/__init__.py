@@ -10,6 +10,7 @@ from .client import (
     make_sentinel_client,
     make_store_client,
 )
+from .counters import Count, Counters, Window
 from .errors import (
     GameExists,
     GameNotFound,
@@ -27,6 +28,8 @@ __all__ = [
     "DEFAULT_KEEP_RECORDS",
     "DEFAULT_NAMESPACE",
     "DEFAULT_TTL_SECONDS",
+    "Count",
+    "Counters",
     "GameExists",
     "GameKeys",
     "GameNotFound",
@@ -39,6 +42,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "VersionConflict",
+    "Window",
     "game_keys",
     "make_client",
     "make_cluster_client",

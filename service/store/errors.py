@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .counters import Count
 from .records import IdempotencyRecord
 
 __all__ = [
@@ -33,9 +34,11 @@ class StoreCorrupted(StoreError):
 
 
 class GameNotFound(StoreError):
-    def __init__(self, game_id: str) -> None:
+    def __init__(self, game_id: str, counts: tuple[Count, ...] = ()) -> None:
         super().__init__(f"game {game_id!r} not found")
         self.game_id = game_id
+        self.counts = counts
+        """The window counts of a load that counted (``GameStore.load(windows=…)``)."""
 
 
 class GameExists(StoreError):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .counters import Count
+
 __all__ = ["IdempotencyRecord", "Loaded", "decode_idempotency", "encode_idempotency"]
 
 
@@ -20,6 +22,8 @@ class Loaded:
     version: int
     state: bytes
     idempotency: IdempotencyRecord | None
+    counts: tuple[Count, ...] = ()
+    """The window counters' counts, when the load counted (``GameStore.load(windows=…)``)."""
 
 
 def encode_idempotency(fingerprint: str, response: bytes) -> bytes:

@@ -7,7 +7,7 @@ still at ``expected_version`` (one EVALSHA, atomic). The store knows nothing of 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -15,6 +15,7 @@ from redis import exceptions as rx
 from redis.cluster import RedisCluster
 
 from .client import StoreClient
+from .counters import Count, Counters, Window, counts_of
 from .errors import GameExists, GameNotFound, StoreCorrupted, StoreError, StoreUnavailable
 from .keys import DEFAULT_NAMESPACE, GameKeys, game_keys
 from .records import IdempotencyRecord, Loaded, decode_idempotency, encode_idempotency
@@ -116,10 +117,20 @@ class GameStore:
         self._keep = keep_records
         self._namespace = namespace
         self._scripts = Scripts(client)
+        self._counters = Counters(client, namespace)
 
     @property
     def client(self) -> StoreClient:
         return self._client
+
+    @property
+    def counters(self) -> Counters:
+        """Window counters on the same Redis and namespace (rate limits)."""
+        return self._counters
+
+    def counter_key(self, game_id: str, name: str) -> str:
+        """A window counter in the game's hash slot, which :meth:`load` can count."""
+        return f"{self.keys(game_id).prefix}:rl:{name}"
 
     @property
     def ttl_seconds(self) -> int:
@@ -137,19 +148,29 @@ class GameStore:
         if not created:
             raise GameExists(game_id)
 
-    def load(self, game_id: str, idempotency_scope: str | None = None) -> Loaded:
-        """Version, state and (if a scope is given) its idempotency record; one command."""
+    def load(self, game_id: str, idempotency_scope: str | None = None,
+             windows: Sequence[Window] = ()) -> Loaded:
+        """Version, state and (if a scope is given) its idempotency record; one command.
+
+        ``windows`` (counters from :meth:`counter_key` of this game) are counted in the same
+        round trip, before the game is read, whether or not it exists (``Loaded.counts``;
+        GameNotFound carries them as ``counts``)."""
         keys = self.keys(game_id)
-        fields = ["v", "s"]
-        if idempotency_scope is not None:
-            fields.append(keys.idem_field(idempotency_scope))
+        field = keys.idem_field(idempotency_scope) if idempotency_scope is not None else None
+        counts: tuple[Count, ...] = ()
         with _translated(f"load {game_id!r}"):
-            replies: list[Any] = self._client.hmget(keys.game, fields)
+            if windows:
+                replies: list[Any] = self._scripts.load(keys, field, windows)
+                counts = tuple(counts_of(replies[3:]))
+            else:
+                replies = self._client.hmget(keys.game, ["v", "s", field] if field else
+                                             ["v", "s"])
         version, state = replies[0], replies[1]
         if version is None or state is None:
-            raise GameNotFound(game_id)
-        record = _decode_record(game_id, replies[2]) if idempotency_scope is not None else None
-        return Loaded(version=int(version), state=bytes(state), idempotency=record)
+            raise GameNotFound(game_id, counts)
+        record = _decode_record(game_id, replies[2]) if field is not None else None
+        return Loaded(version=int(version), state=bytes(state), idempotency=record,
+                      counts=counts)
 
     def commit(
         self,

@@ -9,16 +9,18 @@ commit costs the same however long the game.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from redis.commands.core import Script
 
 from .client import StoreClient
+from .counters import COUNT, Window
 from .errors import GameNotFound, IdempotentReplay, StoreCorrupted, VersionConflict
 from .keys import GameKeys
 from .records import decode_idempotency
 
-__all__ = ["COMMIT", "CREATE", "Scripts"]
+__all__ = ["COMMIT", "CREATE", "LOAD", "Scripts"]
 
 CREATE = """
 -- KEYS[1] game HASH, KEYS[2] log LIST, KEYS[3] idempotency order LIST
@@ -79,6 +81,19 @@ redis.call('EXPIRE', KEYS[2], ttl)
 return {0, v}
 """
 
+LOAD = COUNT + """
+-- KEYS[1] game HASH, KEYS[2..] window counters (the game's hash tag);
+-- ARGV[1] the idempotency field to read ('' for none), ARGV[2..] the counters' windows (ms)
+-- Returns {version, state, idempotency record, count 1, ms left 1, …} (nil where missing):
+-- HMGET and a hit on each counter in one round trip.
+local fields = {'v', 's'}
+if ARGV[1] ~= '' then
+  fields[3] = ARGV[1]
+end
+local got = redis.call('HMGET', KEYS[1], unpack(fields))
+return count(2, {got[1], got[2], got[3] or false})
+"""
+
 _OK, _REPLAY, _CONFLICT, _MISSING, _CORRUPT = 0, 1, 2, 3, 4
 
 
@@ -89,6 +104,13 @@ class Scripts:
     def __init__(self, client: StoreClient) -> None:
         self._create: Script = client.register_script(CREATE)
         self._commit: Script = client.register_script(COMMIT)
+        self._load: Script = client.register_script(LOAD)
+
+    def load(self, keys: GameKeys, field: str | None, windows: Sequence[Window]) -> Any:
+        """Run LOAD: the game's version, state and idempotency field, and a hit on each
+        window counter; the raw reply."""
+        return self._load(keys=[keys.game, *(w.key for w in windows)],
+                          args=[field or "", *(w.millis for w in windows)])
 
     def create(self, keys: GameKeys, state: bytes, ttl: int) -> bool:
         """True if created, False if the game exists."""
