@@ -261,6 +261,27 @@ def _has_clean_run(hand: Sequence[str], shape: MeldShape) -> bool:
     return any((suit, rank + 1) in held and (suit, rank + 2) in held for suit, rank in held)
 
 
+def may_meld(hand: Sequence[str], shape: MeldShape) -> bool:
+    """A cheap necessary condition for any new meld of three or more cards: a rank held
+    three times, or three positions in a row of one suit, counting the wilds as any card
+    (the meld search costs far more and mostly finds nothing in a hand without either)."""
+    wilds = sum(1 for c in hand if shape.is_wild(c))
+    if wilds >= 2 or shape.ace == "around":
+        return True
+    need = 3 - wilds
+    naturals = [c for c in hand if not shape.is_wild(c)]
+    if any(n >= need for n in Counter(rank_of(c) for c in naturals).values()):
+        return True
+    held = {(c[1] if shape.run_same_suit else "", rank_of(c)) for c in naturals}
+    held |= {(suit, 14) for suit, rank in held if rank == 1}
+    for suit, rank in held:
+        if 1 + ((suit, rank + 1) in held) + ((suit, rank + 2) in held) >= need:
+            return True
+        if wilds and (suit, rank + 1) not in held and (suit, rank + 2) in held:
+            return True
+    return False
+
+
 def helpfulness(hand: Sequence[str], shape: MeldShape) -> dict[str, int]:
     """How much each card helps the hand toward melds: other cards of its rank, and cards
     of its suit one or two ranks away (wilds always help)."""
@@ -308,6 +329,21 @@ class GamePlan:
         self.keep = 1 if self.rules.must_discard_to_go_out or self.variant == "dummy" else 0
         if not self.seats:
             self.seats = [Seat() for _ in self.tokens]
+        self._table: dict[tuple[Any, ...], TableMeld] = {}
+
+    def table(self) -> list[TableMeld]:
+        """The view's table melds, read once per meld and contents."""
+        out = []
+        known = self._table
+        for m in self.view["melds"]:
+            key = (m["meld_id"], tuple(m["cards"]), *((w["index"], w["as"]) for w in m["wilds"]))
+            meld = known.get(key)
+            if meld is None:
+                if len(known) > 256:
+                    known.clear()
+                meld = known[key] = _meld_of(m, self.shape)
+            out.append(meld)
+        return out
 
     # -- what the answers tell ---------------------------------------------------------
 
@@ -379,6 +415,8 @@ class GamePlan:
         return helpfulness([*hand, card], self.shape)[card]
 
     def _candidates(self, hand: Sequence[str]) -> list[Meld]:
+        if not may_meld(hand, self.shape):
+            return []
         found = candidate_melds(hand, self.shape)
         if self.variant == "lebanese14":  # L14-JOKER-RUN: no joker in new runs, simply
             found = [m for m in found if not (m.kind == "run" and JOKER in m.cards)]
@@ -439,7 +477,7 @@ class GamePlan:
         if len(hand) - 1 < self.keep:
             return None
         no_joker = self.variant in ("rummy51", "lebanese14")
-        table = [_meld_of(m, self.shape) for m in view["melds"]]
+        table = self.table()
         for card in sorted(set(hand)):
             if no_joker and card == JOKER:
                 continue
@@ -456,7 +494,7 @@ class GamePlan:
         choices = [c for c in hand if c != taken] or list(hand)
         if self.variant == "dummy" and self.rules.playable_discard == "forbid" \
                 and self.view["melds"] and len(hand) > 1:
-            table = [_meld_of(m, self.shape) for m in self.view["melds"]]
+            table = self.table()
             safe = [c for c in choices
                     if not any(extended(t.meld, c, self.shape) is not None for t in table)]
             choices = safe or choices

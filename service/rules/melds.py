@@ -13,6 +13,7 @@ Runs are modelled as *positions*: 1 = ace low, 2..13 = two to king, 14 = ace hig
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -372,13 +373,25 @@ def _options(pieces: Sequence[Piece], shape: MeldShape) -> list[Sequence[Piece]]
     return options
 
 
+@functools.lru_cache(maxsize=1024)
+def _window_ranks(start: int, length: int) -> frozenset[int]:
+    """The ranks of the positions ``start`` … ``start + length - 1``."""
+    return frozenset(_pos_rank(pos) for pos in range(start, start + length))
+
+
 def _read_run(pieces: Sequence[Piece], shape: MeldShape, out: list[Meld]) -> Reason | None:
     """Append every run reading of ``pieces`` to ``out``, or return why there is none."""
     suit, problem = _run_suit(pieces, shape)
     if problem is not None:
         return problem
     found = False
+    # ranks every reading places (naturals and declared wilds; a wild 2 that may stand as
+    # itself is not fixed): a window without one of them has no reading
+    fixed = {rank_of(p.as_ if p.as_ is not None else p.card) for p in pieces
+             if p.as_ is not None or not shape.is_wild(p.card)}
     for start in _windows(len(pieces), shape):
+        if not fixed <= _window_ranks(start, len(pieces)):
+            continue
         window = range(start, start + len(pieces))
         for option in _options(pieces, shape):
             placed = _place(option, window, suit, shape)

@@ -1,0 +1,36 @@
+"""The benchmark's player skips the meld search only where it would find nothing."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench.player import may_meld
+from service.rules.engine import meld_shape
+from service.rules.ruleset import VARIANTS, Rules, default_rules
+from service.rules.search import candidate_melds
+
+SHAPES = {
+    **{name: meld_shape(variant, Rules.of(default_rules(variant)))
+       for name, variant in VARIANTS.items()},
+    "basic, mixed suits, ace high or low": meld_shape(VARIANTS["basic"], Rules.of(
+        {**default_rules(VARIANTS["basic"]), "run_same_suit": False, "ace": "high_or_low"})),
+}
+CARDS = sorted(set(VARIANTS["rummy51"].deck()))
+
+
+@settings(max_examples=400, deadline=None)
+@given(name=st.sampled_from(sorted(SHAPES)),
+       hand=st.lists(st.sampled_from(CARDS), min_size=1, max_size=14))
+def test_no_meld_is_missed(name: str, hand: list[str]) -> None:
+    shape = SHAPES[name]
+    if not may_meld(hand, shape):
+        assert candidate_melds(hand, shape) == []
+
+
+def test_it_does_skip_hands_without_melds() -> None:
+    shape = SHAPES["basic"]
+    assert not may_meld(["2H", "5S", "9D", "KC", "KH", "7H"], shape)
+    assert may_meld(["2H", "3H", "4H"], shape)
+    assert may_meld(["KC", "KH", "KS"], shape)
+    assert may_meld(["QH", "KH", "AH"], SHAPES["basic, mixed suits, ace high or low"])
