@@ -17,6 +17,7 @@ from redis.commands.core import Script
 
 from .client import StoreClient
 from .keys import validate_game_id
+from .lua import run
 
 __all__ = ["COUNT", "HIT", "Count", "Counters", "Window", "counts_of"]
 
@@ -74,6 +75,7 @@ class Counters:
     """Window counters on one client, under ``{namespace}:{{tag}}:…`` keys."""
 
     def __init__(self, client: StoreClient, namespace: str) -> None:
+        self._client = client
         self._hit: Script = client.register_script(HIT)
         self._namespace = namespace
 
@@ -86,6 +88,6 @@ class Counters:
         """Count one hit on every window (one round trip; all keys in one slot)."""
         if not windows:
             return []
-        replies: Any = self._hit(keys=[w.key for w in windows],
-                                 args=[w.millis for w in windows])
+        replies: Any = run(self._client, self._hit, [w.key for w in windows],
+                           [w.millis for w in windows])
         return counts_of(replies)

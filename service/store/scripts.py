@@ -18,6 +18,7 @@ from .client import StoreClient
 from .counters import COUNT, Window
 from .errors import GameNotFound, IdempotentReplay, StoreCorrupted, VersionConflict
 from .keys import GameKeys
+from .lua import run
 from .records import decode_idempotency
 
 __all__ = ["COMMIT", "CREATE", "LOAD", "Scripts"]
@@ -98,10 +99,10 @@ _OK, _REPLAY, _CONFLICT, _MISSING, _CORRUPT = 0, 1, 2, 3, 4
 
 
 class Scripts:
-    """The scripts registered on one client (EVALSHA; on NOSCRIPT redis-py loads and retries,
-    which is safe: the script did not run)."""
+    """The scripts registered on one client (see :func:`run`)."""
 
     def __init__(self, client: StoreClient) -> None:
+        self._client = client
         self._create: Script = client.register_script(CREATE)
         self._commit: Script = client.register_script(COMMIT)
         self._load: Script = client.register_script(LOAD)
@@ -109,12 +110,13 @@ class Scripts:
     def load(self, keys: GameKeys, field: str | None, windows: Sequence[Window]) -> Any:
         """Run LOAD: the game's version, state and idempotency field, and a hit on each
         window counter; the raw reply."""
-        return self._load(keys=[keys.game, *(w.key for w in windows)],
-                          args=[field or "", *(w.millis for w in windows)])
+        return run(self._client, self._load, [keys.game, *(w.key for w in windows)],
+                   [field or "", *(w.millis for w in windows)])
 
     def create(self, keys: GameKeys, state: bytes, ttl: int) -> bool:
         """True if created, False if the game exists."""
-        result: Any = self._create(keys=[keys.game, keys.log, keys.idem_order], args=[state, ttl])
+        result: Any = run(self._client, self._create, [keys.game, keys.log, keys.idem_order],
+                          [state, ttl])
         return int(result) == 1
 
     def commit(
@@ -134,9 +136,8 @@ class Scripts:
         ``idempotency`` is (scope, encoded record); ``keep`` how many records a game keeps.
         """
         scope, record = idempotency if idempotency is not None else ("", b"")
-        result: Any = self._commit(
-            keys=[keys.game, keys.log, keys.idem_order],
-            args=[expected_version, state, log_record, ttl, scope, record, keep])
+        result: Any = run(self._client, self._commit, [keys.game, keys.log, keys.idem_order],
+                          [expected_version, state, log_record, ttl, scope, record, keep])
         code = int(result[0])
         if code == _OK:
             return int(result[1])
