@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from bench.http import Connection, HttpError, Reply
+from bench.http import Connection, HttpError, Reply, dumps
 from bench.player import GamePlan, new_game_body
 
 VARIANTS = ("basic", "rummy51", "lebanese14", "dummy", "wrotham")
@@ -123,7 +123,7 @@ class Client:
     async def _other(self, method: str, path: str, body: Any = None,
                      token: str | None = None) -> Reply | None:
         headers = {"Authorization": f"Bearer {token}"} if token else None
-        data = None if body is None else json.dumps(body).encode()
+        data = None if body is None else dumps(body)
         started = time.time()
         try:
             reply = await self.conn.request(method, path, data, headers)
@@ -163,7 +163,7 @@ class Client:
         headers = {"Authorization": f"Bearer {game.tokens[seat]}"}
         started = time.time()
         try:
-            reply = await self.conn.request("POST", path, json.dumps(move).encode(), headers)
+            reply = await self.conn.request("POST", path, dumps(move), headers)
         except HttpError as exc:
             self.moves.error(str(exc))
             return 0

@@ -17,9 +17,19 @@ from dataclasses import dataclass
 from typing import Any
 
 try:
-    _loads: Any = importlib.import_module("orjson").loads
+    _orjson: Any = importlib.import_module("orjson")
+    _loads: Any = _orjson.loads
+    _dumps: Any = _orjson.dumps
 except ImportError:
     _loads = json.loads
+
+    def _dumps(body: Any) -> bytes:
+        return json.dumps(body).encode()
+
+
+def dumps(body: Any) -> bytes:
+    """``body`` as JSON bytes (orjson when installed)."""
+    return bytes(_dumps(body))
 
 
 class HttpError(Exception):

@@ -82,6 +82,7 @@ def _run_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
         groups = [naturals]
     top = 14 if shape.ace == "high_or_low" else 13
     starts = range(1, 14) if shape.ace == "around" else range(1, top - 1)
+    held = Counter(hand)
     for group in groups:
         if not group:
             continue
@@ -103,13 +104,13 @@ def _run_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
                         break
                 if length >= 3 and cards:
                     combo = [*cards, *wilds[:gaps]]
-                    if Counter(combo) <= Counter(hand):
+                    if Counter(combo) <= held:
                         yield combo
                     if gaps < len(wilds) and len(cards) > 1:
                         # a wild in place of one natural, keeping that card in hand
                         for i in range(len(cards)):
                             other = [*cards[:i], *cards[i + 1:], *wilds[:gaps + 1]]
-                            if Counter(other) <= Counter(hand):
+                            if Counter(other) <= held:
                                 yield other
 
 
