@@ -18,6 +18,7 @@ import hmac
 import importlib
 import json
 import secrets
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -42,6 +43,9 @@ LOG_ONLY_EVENTS = frozenset({"deal_revealed"})
 
 MAX_ATTEMPTS = 8
 """Compare-and-set attempts for a move without ``If-Match`` before giving up (503)."""
+
+HELD_STATES = 512
+"""Games whose latest state a worker keeps decoded (see :class:`HeldStates`)."""
 
 
 class Meter(Protocol):
@@ -138,11 +142,38 @@ class Answer:
     """The stored bytes of a replayed answer (returned byte for byte)."""
 
 
+class HeldStates:
+    """The state of recent games as this process last loaded or committed them, by version.
+
+    A move names the version it holds when it loads the game; while the game is still at
+    that version Redis does not send the state again and it is not decoded again (the engine
+    never changes a state it is given: ``apply`` works on a copy). Any other version —
+    another worker's or replica's move — is loaded as usual, so this is only a shortcut:
+    every move is still checked against the stored version and committed by compare-and-set.
+    """
+
+    def __init__(self, size: int = HELD_STATES) -> None:
+        self._size = size
+        self._items: dict[str, tuple[int, list[str], GameState]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, game_id: str) -> tuple[int, list[str], GameState] | None:
+        return self._items.get(game_id)
+
+    def put(self, game_id: str, version: int, tokens: list[str], state: GameState) -> None:
+        with self._lock:
+            self._items.pop(game_id, None)
+            self._items[game_id] = (version, tokens, state)
+            if len(self._items) > self._size:
+                del self._items[next(iter(self._items))]
+
+
 class Referee:
     """Use cases over one :class:`GameStore`."""
 
-    def __init__(self, store: GameStore) -> None:
+    def __init__(self, store: GameStore, held: HeldStates | None = None) -> None:
         self.store = store
+        self.held = held if held is not None else HeldStates()
 
     # -- games -------------------------------------------------------------------------
 
@@ -162,11 +193,11 @@ class Referee:
         }
         return Answer(body, 0)
 
-    def _load(self, game_id: str, scope: str | None = None, meter: Meter | None = None
-              ) -> tuple[Loaded, dict[str, Any]]:
+    def _fetch(self, game_id: str, scope: str | None = None, meter: Meter | None = None,
+               held: int | None = None) -> Loaded:
         windows = meter.windows() if meter is not None else ()
         try:
-            loaded = self.store.load(game_id, scope, windows)
+            loaded = self.store.load(game_id, scope, windows, held)
         except GameNotFound as missing:
             if meter is not None:
                 meter.counted(missing.counts)
@@ -175,6 +206,12 @@ class Referee:
             raise UnknownGame(game_id) from None
         if meter is not None:
             meter.counted(loaded.counts)
+        return loaded
+
+    def _load(self, game_id: str, scope: str | None = None, meter: Meter | None = None
+              ) -> tuple[Loaded, dict[str, Any]]:
+        loaded = self._fetch(game_id, scope, meter)
+        assert loaded.state is not None
         return loaded, _decode(loaded.state)
 
     def public(self, game_id: str) -> Answer:
@@ -284,15 +321,22 @@ class Referee:
         if idempotency_key is not None and not dry_run:
             scope = f"{claimed_seat}:{idempotency_key}"
         for attempt in range(MAX_ATTEMPTS):
-            loaded, doc = self._load(game_id, scope,  # one round trip
-                                     meter if attempt == 0 else None)
-            seat = self._authenticate(game_id, doc, token)
+            held = self.held.get(game_id)
+            loaded = self._fetch(game_id, scope, meter if attempt == 0 else None,
+                                 held[0] if held is not None else None)  # one round trip
+            if loaded.state is None and held is not None:  # still at the version held
+                tokens, state = held[1], held[2]
+            else:
+                assert loaded.state is not None
+                doc = _decode(loaded.state)
+                tokens, state = doc["tokens"], GameState.from_dict(doc["state"])
+                self.held.put(game_id, loaded.version, tokens, state)
+            seat = self._authenticate(game_id, {"tokens": tokens}, token)
             if loaded.idempotency is not None:
                 record = loaded.idempotency
                 return self._replay(record.fingerprint, record.response, fingerprint)
             if if_match is not None and if_match != loaded.version:
                 raise StaleVersion(if_match, loaded.version)
-            state = GameState.from_dict(doc["state"])
             try:
                 new_state, events = apply(state, seat, move)
             except Violation as refusal:
@@ -305,7 +349,7 @@ class Referee:
             if dry_run:
                 return Answer(body, version)
             response = _encode(body)
-            new_doc = {"state": new_state.to_compact(), "tokens": doc["tokens"]}
+            new_doc = {"state": new_state.to_compact(), "tokens": tokens}
             log_record = _encode({"version": version, "seat": seat, "move": move_to_dict(move),
                                   "events": events})
             idem = (scope, fingerprint, response) if scope is not None else None
@@ -322,6 +366,7 @@ class Referee:
                                     fingerprint)
             except GameNotFound:
                 raise UnknownGame(game_id) from None
+            self.held.put(game_id, version, tokens, new_state)
             return Answer(body, version, raw=response)
         raise Contention(f"game {game_id!r} is busy; retry")
 

@@ -1047,3 +1047,39 @@ def test_a_complete_basic_match_over_the_api(client: FlaskClient) -> None:
     assert final["version"] == player.moves
     game.refused(final["winners"][0], {"type": "draw", "source": "stock"},
                  "GAME_FINISHED", "BASIC-END")
+
+
+class Alternating:
+    """Requests sent to each of several workers (apps on one Redis) in turn."""
+
+    def __init__(self, *clients: FlaskClient) -> None:
+        self.transports = [FlaskTransport(c) for c in clients]
+        self.sent = 0
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        self.sent += 1
+        return self.transports[self.sent % len(self.transports)].request(method, path,
+                                                                          **kwargs)
+
+
+def test_workers_that_keep_states_decoded_agree_on_every_move(redis_url: str) -> None:
+    """Each worker keeps the latest state of a game it loaded or committed, and skips the
+    transfer and decoding of that state while the game is still at its version. Moves sent
+    to three workers in turn (each mostly holding a stale version) make the same match as
+    one worker would: every answer follows the last, and the log replays."""
+    from service.app import create_app
+    from service.config import Settings
+
+    apps = [create_app(Settings(redis_url=redis_url, rate_limits=(), create_rate_limits=()))
+            for _ in range(3)]
+    clients = [a.test_client() for a in apps]
+    game = Game(clients[0], rules={"match_end": {"deals": 2}})
+    player = HttpPlayer(Alternating(*clients), game.id, game.tokens, max_moves=1500,
+                        time_limit=40.0)
+    final = player.play_match()
+    assert final["status"] == "finished" and final["version"] == player.moves
+    report = clients[1].get(f"/v1/games/{game.id}/verify").get_json()
+    assert report["verified"], report
+    held = [a.extensions["referee"].held.get(game.id) for a in apps]
+    assert all(h is not None for h in held)
+    assert max(h[0] for h in held if h is not None) == player.moves

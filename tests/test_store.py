@@ -23,6 +23,7 @@ from service.store import (
     StoreCorrupted,
     StoreUnavailable,
     VersionConflict,
+    Window,
     game_keys,
     make_client,
 )
@@ -80,6 +81,30 @@ def test_create_load_commit_round_trip(store: GameStore) -> None:
     assert store.log("g1") == [(1, b"rec-1"), (2, b"rec-2")]
     assert store.log("g1", after=1) == [(2, b"rec-2")]
     assert store.ping() is True
+
+
+def test_a_load_skips_the_state_the_caller_holds(store: GameStore) -> None:
+    store.create("g", b"s0")
+    assert store.load("g", held=0).state is None  # still at the version held
+    store.commit("g", expected_version=0, state=b"s1", log_record=b"r1")
+    stale = store.load("g", held=0)
+    assert (stale.version, stale.state) == (1, b"s1")
+    held = store.load("g", "scope", held=1)
+    assert (held.version, held.state, held.idempotency) == (1, None, None)
+    with pytest.raises(GameNotFound):
+        store.load("other", held=1)
+
+
+def test_a_load_counts_window_counters_in_the_same_call(store: GameStore) -> None:
+    store.create("g", b"s0")
+    window = Window(store.counter_key("g", "caller"), 60_000)
+    counts = [store.load("g", windows=[window]).counts[0] for _ in range(3)]
+    assert [c.count for c in counts] == [1, 2, 3]
+    assert all(0 < c.millis_left <= 60_000 for c in counts)
+    with pytest.raises(GameNotFound) as missing:
+        store.load("nope", windows=[Window(store.counter_key("nope", "caller"), 1000)])
+    assert missing.value.counts[0].count == 1
+    assert [c.count for c in store.counters.hit([window])] == [4]
 
 
 def test_binary_state_survives(store: GameStore) -> None:

@@ -22,10 +22,10 @@ from .lua import run
 __all__ = ["COUNT", "HIT", "Count", "Counters", "Window", "counts_of"]
 
 COUNT = """
--- count(first, out): one hit on each counter KEYS[i], i >= first, whose window is ARGV[i]
--- milliseconds (its expiry, set on a window's first hit); appends count and milliseconds
--- left of each to out.
-local function count(first, out)
+-- count(first, shift, out): one hit on each counter KEYS[i], i >= first, whose window is
+-- ARGV[i + shift] milliseconds (its expiry, set on a window's first hit); appends count
+-- and milliseconds left of each to out.
+local function count(first, shift, out)
   for i = first, #KEYS do
     local n = redis.call('INCR', KEYS[i])
     local left = -1
@@ -33,8 +33,8 @@ local function count(first, out)
       left = redis.call('PTTL', KEYS[i])
     end
     if left < 0 then
-      redis.call('PEXPIRE', KEYS[i], ARGV[i])
-      left = tonumber(ARGV[i])
+      redis.call('PEXPIRE', KEYS[i], ARGV[i + shift])
+      left = tonumber(ARGV[i + shift])
     end
     out[#out + 1] = n
     out[#out + 1] = left
@@ -45,7 +45,7 @@ end
 
 HIT = COUNT + """
 -- KEYS counters, ARGV their windows in milliseconds. Returns {count 1, left 1, count 2, …}.
-return count(1, {})
+return count(1, 0, {})
 """
 
 

@@ -20,7 +20,8 @@ class IdempotencyRecord:
 @dataclass(frozen=True, slots=True)
 class Loaded:
     version: int
-    state: bytes
+    state: bytes | None
+    """None when the game is at the version the caller said it holds (``held``)."""
     idempotency: IdempotencyRecord | None
     counts: tuple[Count, ...] = ()
     """The window counters' counts, when the load counted (``GameStore.load(windows=…)``)."""

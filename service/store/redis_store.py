@@ -149,28 +149,29 @@ class GameStore:
             raise GameExists(game_id)
 
     def load(self, game_id: str, idempotency_scope: str | None = None,
-             windows: Sequence[Window] = ()) -> Loaded:
+             windows: Sequence[Window] = (), held: int | None = None) -> Loaded:
         """Version, state and (if a scope is given) its idempotency record; one command.
 
         ``windows`` (counters from :meth:`counter_key` of this game) are counted in the same
         round trip, before the game is read, whether or not it exists (``Loaded.counts``;
-        GameNotFound carries them as ``counts``)."""
+        GameNotFound carries them as ``counts``). ``held``: the version whose state the
+        caller holds already; if the game is still at it, ``Loaded.state`` is None."""
         keys = self.keys(game_id)
         field = keys.idem_field(idempotency_scope) if idempotency_scope is not None else None
         counts: tuple[Count, ...] = ()
         with _translated(f"load {game_id!r}"):
-            if windows:
-                replies: list[Any] = self._scripts.load(keys, field, windows)
+            if windows or held is not None:
+                replies: list[Any] = self._scripts.load(keys, field, held, windows)
                 counts = tuple(counts_of(replies[3:]))
             else:
                 replies = self._client.hmget(keys.game, ["v", "s", field] if field else
                                              ["v", "s"])
         version, state = replies[0], replies[1]
-        if version is None or state is None:
+        if version is None or (state is None and (held is None or int(version) != held)):
             raise GameNotFound(game_id, counts)
         record = _decode_record(game_id, replies[2]) if field is not None else None
-        return Loaded(version=int(version), state=bytes(state), idempotency=record,
-                      counts=counts)
+        return Loaded(version=int(version), state=None if state is None else bytes(state),
+                      idempotency=record, counts=counts)
 
     def commit(
         self,

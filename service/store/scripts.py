@@ -84,15 +84,21 @@ return {0, v}
 
 LOAD = COUNT + """
 -- KEYS[1] game HASH, KEYS[2..] window counters (the game's hash tag);
--- ARGV[1] the idempotency field to read ('' for none), ARGV[2..] the counters' windows (ms)
--- Returns {version, state, idempotency record, count 1, ms left 1, …} (nil where missing):
--- HMGET and a hit on each counter in one round trip.
+-- ARGV[1] the idempotency field to read ('' for none), ARGV[2] the version whose state the
+-- caller holds already ('' for none), ARGV[3..] the counters' windows (ms)
+-- Returns {version, state, idempotency record, count 1, ms left 1, …} (nil where missing;
+-- the state is nil too when the game is at the version the caller holds): HMGET and a hit
+-- on each counter in one round trip.
 local fields = {'v', 's'}
 if ARGV[1] ~= '' then
   fields[3] = ARGV[1]
 end
 local got = redis.call('HMGET', KEYS[1], unpack(fields))
-return count(2, {got[1], got[2], got[3] or false})
+local state = got[2]
+if got[1] and got[1] == ARGV[2] then
+  state = false
+end
+return count(2, 1, {got[1], state, got[3] or false})
 """
 
 _OK, _REPLAY, _CONFLICT, _MISSING, _CORRUPT = 0, 1, 2, 3, 4
@@ -107,11 +113,13 @@ class Scripts:
         self._commit: Script = client.register_script(COMMIT)
         self._load: Script = client.register_script(LOAD)
 
-    def load(self, keys: GameKeys, field: str | None, windows: Sequence[Window]) -> Any:
-        """Run LOAD: the game's version, state and idempotency field, and a hit on each
-        window counter; the raw reply."""
+    def load(self, keys: GameKeys, field: str | None, held: int | None,
+             windows: Sequence[Window]) -> Any:
+        """Run LOAD: the game's version, state (unless it is at version ``held``) and
+        idempotency field, and a hit on each window counter; the raw reply."""
         return run(self._client, self._load, [keys.game, *(w.key for w in windows)],
-                   [field or "", *(w.millis for w in windows)])
+                   [field or "", "" if held is None else held,
+                    *(w.millis for w in windows)])
 
     def create(self, keys: GameKeys, state: bytes, ttl: int) -> bool:
         """True if created, False if the game exists."""
