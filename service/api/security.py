@@ -45,6 +45,7 @@ _GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _LIMIT = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(\d+)?\s*(second|minute|hour|day)s?\s*$", re.I)
 _SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 _MAX_BLOCKED = 4096
+_MAX_CALLERS = 4096
 
 log = logging.getLogger("service.ratelimit")
 
@@ -75,15 +76,14 @@ class Caller:
     """The game a seat token names (its counters live in that game's hash slot)."""
 
 
-def _caller() -> Caller:
-    header = request.headers.get("Authorization", "")
+def _caller_of(header: str, address: str) -> Caller:
     scheme, _, token = header.partition(" ")
     token = token.strip()
     if scheme.lower() == "bearer" and token:
         digest = hashlib.sha256(token.encode()).hexdigest()[:32]
         game_id = token.partition(".")[0]
         return Caller(f"seat:{digest}", game_id if _GAME_ID.match(game_id) else None)
-    return Caller(f"addr:{request.remote_addr or 'unknown'}", None)
+    return Caller(f"addr:{address}", None)
 
 
 def _exempt() -> bool:
@@ -121,13 +121,15 @@ class RateLimiter:
         self.create_limits = tuple(Limit.parse(text) for text in create_limits)
         self._blocked: dict[str, tuple[float, Limit]] = {}
         """Caller → (monotonic end of its window, the limit it went over), this worker."""
+        self._callers: dict[tuple[str, str], Caller] = {}
+        self._caller_windows: dict[str, list[Window]] = {}
 
     # -- the hooks ---------------------------------------------------------------------
 
     def before_request(self) -> None:
         if not self.limits or _exempt():
             return
-        caller = _caller()
+        caller = self._caller()
         self._refuse_if_blocked(caller.name)
         if (caller.game_id is not None and request.endpoint in GAME_ENDPOINTS
                 and (request.view_args or {}).get("game_id") == caller.game_id):
@@ -146,7 +148,26 @@ class RateLimiter:
 
     # -- counting ----------------------------------------------------------------------
 
+    def _caller(self) -> Caller:
+        """The request's caller (remembered by header and address: a seat sends the same
+        token request after request, and hashing it each time costs)."""
+        key = (request.headers.get("Authorization", ""), request.remote_addr or "unknown")
+        caller = self._callers.get(key)
+        if caller is None:
+            if len(self._callers) >= _MAX_CALLERS:
+                self._callers.clear()
+            caller = self._callers[key] = _caller_of(*key)
+        return caller
+
     def _windows(self, caller: Caller) -> list[Window]:
+        known = self._caller_windows.get(caller.name)
+        if known is None:
+            if len(self._caller_windows) >= _MAX_CALLERS:
+                self._caller_windows.clear()
+            known = self._caller_windows[caller.name] = self._windows_of(caller)
+        return known
+
+    def _windows_of(self, caller: Caller) -> list[Window]:
         counters = self.store.counters
         if caller.game_id is not None:
             return [Window(self.store.counter_key(caller.game_id, f"{caller.name}:{i}"),
