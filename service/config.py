@@ -284,8 +284,9 @@ class Settings:
     )
 
     #: RUMMY_RATE_LIMITS: limits per caller (a seat token, else the client address) on every
-    #: endpoint, ``;``-separated (e.g. ``100/second;3000/minute``), or ``off``. Each limit
-    #: costs one Redis round trip per request: the default is one.
+    #: endpoint, ``;``-separated (e.g. ``100/second;3000/minute``), or ``off``. All of a
+    #: caller's limits are counted in one Redis script call (for a seat on its own game, in
+    #: the call that loads the game).
     rate_limits: tuple[str, ...] = field(
         default=("100/second",),
         metadata=_env("RUMMY_RATE_LIMITS", _limits))

@@ -104,7 +104,16 @@ def test_a_load_counts_window_counters_in_the_same_call(store: GameStore) -> Non
     with pytest.raises(GameNotFound) as missing:
         store.load("nope", windows=[Window(store.counter_key("nope", "caller"), 1000)])
     assert missing.value.counts[0].count == 1
-    assert [c.count for c in store.counters.hit([window])] == [4]
+    assert [c.count for c in store.hit([window])] == [4]
+
+
+def test_counting_on_a_redis_that_is_down_is_a_store_error(own_server: RedisServer) -> None:
+    store = GameStore(make_client(own_server.url, socket_timeout=0.5))
+    window = Window(store.counter("caller", "0"), 1000)
+    assert [c.count for c in store.hit([window])] == [1]
+    own_server.stop()
+    with pytest.raises(StoreUnavailable):
+        store.hit([window])
 
 
 def test_binary_state_survives(store: GameStore) -> None:

@@ -168,17 +168,16 @@ class RateLimiter:
         return known
 
     def _windows_of(self, caller: Caller) -> list[Window]:
-        counters = self.store.counters
         if caller.game_id is not None:
             return [Window(self.store.counter_key(caller.game_id, f"{caller.name}:{i}"),
                            limit.seconds * 1000) for i, limit in enumerate(self.limits)]
-        return [Window(counters.key(caller.name, str(i)), limit.seconds * 1000)
+        return [Window(self.store.counter(caller.name, str(i)), limit.seconds * 1000)
                 for i, limit in enumerate(self.limits)]
 
     def _count(self, windows: Sequence[Window], caller: str) -> None:
         """Count a hit on ``windows`` (one round trip); 429 when a limit is exceeded."""
         try:
-            counts = self.store.counters.hit(windows)
+            counts = self.store.hit(windows)
         except StoreError as exc:
             log.warning("rate limit not counted: %s", type(exc).__name__)
             return
@@ -216,11 +215,11 @@ class RateLimiter:
         if not self.create_limits:
             return
         address = request.remote_addr or "unknown"
-        counters = self.store.counters
-        windows = [Window(counters.key(f"addr:{address}", f"create:{i}"), limit.seconds * 1000)
+        windows = [Window(self.store.counter(f"addr:{address}", f"create:{i}"),
+                          limit.seconds * 1000)
                    for i, limit in enumerate(self.create_limits)]
         try:
-            counts = self.store.counters.hit(windows)
+            counts = self.store.hit(windows)
         except StoreError:
             return
         over = _over(counts, self.create_limits)

@@ -123,10 +123,14 @@ class GameStore:
     def client(self) -> StoreClient:
         return self._client
 
-    @property
-    def counters(self) -> Counters:
-        """Window counters on the same Redis and namespace (rate limits)."""
-        return self._counters
+    def counter(self, tag: str, name: str) -> str:
+        """A window counter key; the counters of one ``tag`` share a Redis Cluster slot."""
+        return self._counters.key(tag, name)
+
+    def hit(self, windows: Sequence[Window]) -> list[Count]:
+        """Count a hit on each window counter (one round trip; all in one slot)."""
+        with _translated("count"):
+            return self._counters.hit(windows)
 
     def counter_key(self, game_id: str, name: str) -> str:
         """A window counter in the game's hash slot, which :meth:`load` can count."""
