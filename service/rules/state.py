@@ -78,6 +78,22 @@ def _unpack_deal(record: Any) -> Any:
     return out
 
 
+def _copy_var(var: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``GameState.var`` for a new state: deep, except for the hidden deal record
+    (``"fair"``, :mod:`service.rules.fairness`), whose card lists are never changed in place
+    (a new deal replaces the record; a stock rebuild appends a new list to ``rebuilds``,
+    which is copied): it is large, and copied on every move and every legal-move check."""
+    out: dict[str, Any] = {}
+    for key, value in var.items():
+        if type(value) in _ATOMS:
+            out[key] = value
+        elif key == "fair" and type(value) is dict:
+            out[key] = {**value, "rebuilds": list(value.get("rebuilds", []))}
+        else:
+            out[key] = copy_plain(value)
+    return out
+
+
 @dataclass
 class TableMeld:
     """A meld on the table: its cards in order and what each stands for (``idents``)."""
@@ -223,7 +239,7 @@ class GameState:
             meld_seq=self.meld_seq, totals=list(self.totals), history=list(self.history),
             winners=list(self.winners), arranged=self.arranged, deals=self.deals,
             rebuilds=self.rebuilds, tabled=list(self.tabled), melded=list(self.melded),
-            out_of_match=list(self.out_of_match), var=copy_plain(self.var),
+            out_of_match=list(self.out_of_match), var=_copy_var(self.var),
             taken=self.taken, taken_before=self.taken_before,
             turn_melds=self.turn_melds, turn_tabled=self.turn_tabled,
             turn_laid_off=self.turn_laid_off, turn_points=self.turn_points,
