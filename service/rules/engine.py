@@ -57,12 +57,26 @@ def meld_shape(variant: Variant, rules: Rules) -> MeldShape:
 def shape_of(state: GameState) -> MeldShape:
     """How melds look in the game ``state`` is of."""
     _variant, rules, vr = context(state)
-    return vr.meld_shape(rules)
+    return vr.shape(rules)
+
+
+_RULES_OF: dict[int, tuple[dict[str, Any], Rules]] = {}
+"""``Rules.of`` of recent states' rule dicts, by identity (a state's ``rules`` dict is never
+changed once the game is made; copies of a state share it)."""
 
 
 def context(state: GameState) -> tuple[Variant, Rules, VariantRules]:
     variant = find_variant(state.variant)
-    return variant, Rules.of(state.rules), variant_rules(variant.id)
+    values = state.rules
+    known = _RULES_OF.get(id(values))
+    if known is not None and known[0] is values:
+        rules = known[1]
+    else:
+        rules = Rules.of(values)
+        if len(_RULES_OF) >= 256:
+            _RULES_OF.clear()
+        _RULES_OF[id(values)] = (values, rules)
+    return variant, rules, variant_rules(variant.id)
 
 
 # ---------------------------------------------------------------------------------------

@@ -101,7 +101,7 @@ def _candidates(state: GameState, seat: int) -> Iterator[Move]:
     hand = state.hands[seat]
     distinct = sorted(set(hand))
     _, rules, vr = context(state)
-    shape = vr.meld_shape(rules)
+    shape = vr.shape(rules)
     if not state.discard_only:
         # R51-OPEN: before opening, one meld must be worth the opening by itself (a
         # meld's points under the variant's reading filter are at most its best reading's)

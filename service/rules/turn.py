@@ -59,6 +59,19 @@ class VariantRules:
 
     def __init__(self, variant: Variant) -> None:
         self.variant = variant
+        self._shapes: dict[int, tuple[Rules, MeldShape]] = {}
+
+    def shape(self, rules: Rules) -> MeldShape:
+        """:meth:`meld_shape`, made once per ``Rules`` object (they are immutable; a move,
+        and every legal-move check, asks for it)."""
+        known = self._shapes.get(id(rules))
+        if known is not None and known[0] is rules:
+            return known[1]
+        made = self.meld_shape(rules)
+        if len(self._shapes) >= 256:
+            self._shapes.clear()
+        self._shapes[id(rules)] = (rules, made)
+        return made
 
     @property
     def rule_prefix(self) -> str:
@@ -212,7 +225,7 @@ class Turn:
     events: list[Event] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.shape = self.vr.meld_shape(self.rules)
+        self.shape = self.vr.shape(self.rules)
 
     @property
     def hand(self) -> list[str]:
