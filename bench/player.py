@@ -282,6 +282,34 @@ def may_meld(hand: Sequence[str], shape: MeldShape) -> bool:
     return False
 
 
+def isolated_gain(before: Counter[str], hand: Sequence[str], shape: MeldShape) -> bool:
+    """Whether ``hand`` is ``before`` less some cards plus one card that can be in no meld
+    with the others: not wild, no other card of its rank, none of its suit within two ranks
+    (an ace counting low and high), and fewer than two wilds to go with it."""
+    gained = Counter(hand) - before
+    if gained.total() != 1 or shape.ace == "around":
+        return False
+    card = next(iter(gained))
+    others = list(hand)
+    others.remove(card)
+    if shape.is_wild(card) or sum(1 for c in others if shape.is_wild(c)) >= 2:
+        return False
+    rank = rank_of(card)
+    near = {rank - 2, rank - 1, rank + 1, rank + 2}
+    if rank == 1:
+        near |= {12, 13}
+    elif rank >= 12:
+        near.add(1)
+    for other in others:
+        if shape.is_wild(other):
+            continue
+        if rank_of(other) == rank:
+            return False
+        if (other[1] == card[1] or not shape.run_same_suit) and rank_of(other) in near:
+            return False
+    return True
+
+
 def helpfulness(hand: Sequence[str], shape: MeldShape) -> dict[str, int]:
     """How much each card helps the hand toward melds: other cards of its rank, and cards
     of its suit one or two ranks away (wilds always help)."""
@@ -309,6 +337,8 @@ class Seat:
     stage: str = "draw"
     """Where the seat is in its turn: draw, meld (nothing put down yet), lay_off."""
     opened_at_start: bool = False
+    barren: tuple[bool, Counter[str]] | None = None
+    """R51/L14: (opened, hand) when the meld step last found the hand barren."""
 
 
 @dataclass
@@ -354,6 +384,7 @@ class GamePlan:
             for other in self.seats:
                 other.hand = None
                 other.stage = "draw"
+                other.barren = None
         me = self.seats[seat]
         me.hand = list(view["hand"])
 
@@ -432,21 +463,13 @@ class GamePlan:
     def _melds(self, seat: int, hand: list[str], taken: str | None) -> Wire | None:
         opened = bool(self.view["seats"][seat]["opened"])
         if self.variant in ("rummy51", "lebanese14"):
-            if not opened and self.rules.opening_requires_clean_run \
-                    and not _has_clean_run(hand, self.shape):
-                return None  # R51-OPEN needs a clean run: skip the meld search
-            candidates = self._candidates(hand)
-            if not opened:
-                need = max(self.rules.opening_points, 1)
-                if not _may_open(hand, candidates, need,
-                                 self.rules.opening_requires_clean_run):
-                    return None
-                found = best_combination(hand, candidates, need_points=need,
-                                         need_clean_run=self.rules.opening_requires_clean_run,
-                                         keep=1, limit=400)
-                return _melds_wire(found) if found else None
-            chosen = greedy(hand, candidates, self.keep, None)
-            return _melds_wire(chosen) if chosen else None
+            me = self.seats[seat]
+            if me.barren is not None and me.barren[0] == opened \
+                    and isolated_gain(me.barren[1], hand, self.shape):
+                return None  # nothing new to meld with: no search
+            move, barren = self._r51_melds(hand, opened)
+            me.barren = (opened, Counter(hand)) if barren else None
+            return move
         if self.variant == "dummy":
             if opened:
                 return None
@@ -462,6 +485,27 @@ class GamePlan:
         while chosen and self._leaves_taken(hand, chosen, taken):
             chosen.pop()
         return _melds_wire(chosen) if chosen else None
+
+    def _r51_melds(self, hand: list[str], opened: bool) -> tuple[Wire | None, bool]:
+        """R51/L14: the melds to put down, and whether the hand is barren — no meld and
+        no opening whatever cards it keeps (then a hand that only gains an isolated card
+        is barren too, :func:`isolated_gain`)."""
+        if not opened and self.rules.opening_requires_clean_run \
+                and not _has_clean_run(hand, self.shape):
+            return None, True  # R51-OPEN needs a clean run: skip the meld search
+        candidates = self._candidates(hand)
+        if not candidates:
+            return None, True
+        if not opened:
+            need = max(self.rules.opening_points, 1)
+            if not _may_open(hand, candidates, need, self.rules.opening_requires_clean_run):
+                return None, True
+            found = best_combination(hand, candidates, need_points=need,
+                                     need_clean_run=self.rules.opening_requires_clean_run,
+                                     keep=1, limit=400)
+            return (_melds_wire(found) if found else None), False
+        chosen = greedy(hand, candidates, self.keep, None)
+        return (_melds_wire(chosen) if chosen else None), False
 
     def _lay_off(self, seat: int, hand: list[str], taken: str | None) -> Wire | None:
         view = self.view

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.player import may_meld
+from bench.player import isolated_gain, may_meld
 from service.rules.engine import meld_shape
 from service.rules.ruleset import VARIANTS, Rules, default_rules
 from service.rules.search import candidate_melds
@@ -34,3 +36,23 @@ def test_it_does_skip_hands_without_melds() -> None:
     assert may_meld(["2H", "3H", "4H"], shape)
     assert may_meld(["KC", "KH", "KS"], shape)
     assert may_meld(["QH", "KH", "AH"], SHAPES["basic, mixed suits, ace high or low"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(name=st.sampled_from(sorted(SHAPES)),
+       hand=st.lists(st.sampled_from(CARDS), min_size=2, max_size=14),
+       card=st.sampled_from(CARDS))
+def test_an_isolated_card_is_in_no_meld(name: str, hand: list[str], card: str) -> None:
+    """The player skips the meld search of a barren hand that only gained such a card."""
+    shape = SHAPES[name]
+    if isolated_gain(Counter(hand), [*hand, card], shape):
+        assert not [m for m in candidate_melds([*hand, card], shape) if card in m.cards]
+
+
+def test_a_card_next_to_the_hand_is_not_isolated() -> None:
+    shape = SHAPES["basic"]
+    before = Counter(["2H", "9S", "KD"])
+    assert isolated_gain(before, ["2H", "9S", "KD", "5C"], shape)
+    assert not isolated_gain(before, ["2H", "9S", "KD", "JS"], shape)  # two from 9S
+    assert not isolated_gain(before, ["2H", "9S", "KD", "KC"], shape)
+    assert not isolated_gain(before, ["2H", "9S", "KD", "AD"], shape)  # an ace high too
