@@ -61,14 +61,17 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-_LIMIT_RE = re.compile(r"^\s*\d+\s*(/|per)\s*(\d+\s*)?(second|minute|hour|day)s?\s*$", re.I)
+LIMIT_PATTERN = re.compile(
+    r"^\s*(?P<amount>\d+)\s*(?:/|per)\s*(?P<count>\d+)?\s*(?P<unit>second|minute|hour|day)s?\s*$",
+    re.I)
+"""A rate limit: ``100/second``, ``10 per 2 minutes`` (``service.api.security`` reads it)."""
 
 
 def _limits(text: str) -> tuple[str, ...]:
     if text.strip().lower() == "off":
         return ()
     items = tuple(part.strip() for part in text.split(";") if part.strip())
-    bad = [item for item in items if not _LIMIT_RE.match(item)]
+    bad = [item for item in items if not LIMIT_PATTERN.match(item)]
     if bad or not items:
         raise ValueError("must be limits like '100/second;3000/minute' separated by ';', or "
                          f"'off', got {text!r}")

@@ -242,3 +242,15 @@ def test_move_lists_are_bounded(client: FlaskClient) -> None:
                         json={"type": "meld", "melds": [{"cards": ["AS"] * 31}]},
                         headers={"Authorization": f"Bearer {game['seats'][0]['token']}"})
     assert reply.status_code == 400
+
+
+@pytest.mark.parametrize(("text", "amount", "seconds"), [
+    ("100/second", 100, 1), ("10 per 2 minutes", 10, 120), (" 5 / hour ", 5, 3600),
+    ("1 per day", 1, 86400), ("3000/Minute", 3000, 60)])
+def test_rate_limits_are_read_as_the_configuration_accepts_them(text: str, amount: int,
+                                                                seconds: int) -> None:
+    from service.api.security import Limit
+
+    Settings(rate_limits=(text,))  # accepted by the configuration …
+    limit = Limit.parse(text)  # … and read the same way by the limiter
+    assert (limit.amount, limit.seconds) == (amount, seconds)

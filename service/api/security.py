@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from flask import Flask, Response, current_app, g, request
 
 from service.api.problems import Problem
-from service.config import Settings
+from service.config import LIMIT_PATTERN, Settings
 from service.rules.errors import N_, Message
 from service.store import Count, GameStore, StoreError, Window
 
@@ -42,7 +42,6 @@ UNLIMITED = ("/healthz", "/readyz", "/docs", "/openapi.json", "/play", "/_bench"
 GAME_ENDPOINTS = frozenset({"games.Moves", "games.Me", "games.LegalMoves"})
 """Endpoints whose caller is counted by the load of its own game (:class:`GameMeter`)."""
 _GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_LIMIT = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(\d+)?\s*(second|minute|hour|day)s?\s*$", re.I)
 _SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 _MAX_BLOCKED = 4096
 _MAX_CALLERS = 4096
@@ -60,10 +59,10 @@ class Limit:
 
     @classmethod
     def parse(cls, text: str) -> Limit:
-        match = _LIMIT.match(text)
+        match = LIMIT_PATTERN.match(text)
         if match is None:
             raise ValueError(f"not a rate limit: {text!r}")
-        amount, count, unit = match.groups()
+        amount, count, unit = match.group("amount", "count", "unit")
         return cls(int(amount), int(count or 1) * _SECONDS[unit.lower()], text.strip())
 
 
