@@ -18,12 +18,16 @@ Expected readings are ``kind``, the cards in table order, what each stands for
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from service.rules import Code, Meld, MeldError, MeldShape, Piece, Rules, check_meld, extend_meld
 from service.rules.engine import meld_shape
-from service.rules.ruleset import find_variant
+from service.rules.ruleset import default_rules, find_variant
+from service.rules.search import candidate_melds
 
 
 def _r51_value(rank: int, high: bool) -> int:
@@ -483,3 +487,32 @@ def test_c_layoff_nothing_to_lay_off() -> None:
         extend_meld(meld, (), SHAPES["basic-low"])
     assert [(r.code.value, r.rule) for r in info.value.reasons] == [
         ("INVALID_LAY_OFF", "C-LAYOFF")]
+
+
+# ---------------------------------------------------------------------------------------
+# The meld search takes only cards the hand holds
+
+
+_SEARCH_SHAPES = {
+    name: meld_shape(find_variant(name), Rules.of({**default_rules(find_variant(name)),
+                                                   **extra}))
+    for name, extra in (("basic", {}), ("rummy51", {}), ("dummy", {}), ("wrotham", {}),
+                        ("lebanese14", {}))
+} | {
+    "dummy, mixed suits": meld_shape(find_variant("dummy"), Rules.of(
+        {**default_rules(find_variant("dummy")), "run_same_suit": False})),
+    "basic, ace high or low": meld_shape(find_variant("basic"), Rules.of(
+        {**default_rules(find_variant("basic")), "ace": "high_or_low"})),
+    "basic, around": meld_shape(find_variant("basic"), Rules.of(
+        {**default_rules(find_variant("basic")), "ace": "around"})),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(sorted(_SEARCH_SHAPES)),
+       hand=st.lists(st.sampled_from(sorted(set(find_variant("rummy51").deck()))),
+                     min_size=3, max_size=16))
+def test_candidate_melds_use_only_cards_the_hand_holds(name: str, hand: list[str]) -> None:
+    held = Counter(hand)
+    for meld in candidate_melds(hand, _SEARCH_SHAPES[name]):
+        assert Counter(meld.cards) <= held, (meld.cards, hand)

@@ -61,13 +61,17 @@ def _set_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
     if shape.flexible_twos:
         by_rank.setdefault("2", []).extend(c for c in hand if c[0] == "2")
     top = shape.set_max or len(hand)
+    held = Counter(hand)
     for cards in by_rank.values():
         pool = sorted(set(cards)) if shape.set_distinct_suits else sorted(cards)
         for size in range(1, min(len(pool), top) + 1):
             for nat in set(itertools.combinations(pool, size)):
                 for w in range(0, min(len(wilds), top - size) + 1):
                     if size + w >= 3:
-                        yield [*nat, *wilds[:w]]
+                        combo = [*nat, *wilds[:w]]
+                        # a 2 that may be natural or wild is taken once only
+                        if not shape.flexible_twos or Counter(combo) <= held:
+                            yield combo
 
 
 def _run_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
@@ -83,6 +87,10 @@ def _run_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
     top = 14 if shape.ace == "high_or_low" else 13
     starts = range(1, 14) if shape.ace == "around" else range(1, top - 1)
     held = Counter(hand)
+    # naturals and wilds are cards of the hand apart, and a same-suit run holds each rank
+    # once (two aces only with two in hand): a combination can hold a card more often than
+    # the hand only when a 2 may be both, or a mixed-suit run repeats a rank
+    verify = shape.flexible_twos or not shape.run_same_suit
     for group in groups:
         if not group:
             continue
@@ -104,13 +112,13 @@ def _run_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
                         break
                 if length >= 3 and cards:
                     combo = [*cards, *wilds[:gaps]]
-                    if Counter(combo) <= held:
+                    if not verify or Counter(combo) <= held:
                         yield combo
                     if gaps < len(wilds) and len(cards) > 1:
                         # a wild in place of one natural, keeping that card in hand
                         for i in range(len(cards)):
                             other = [*cards[:i], *cards[i + 1:], *wilds[:gaps + 1]]
-                            if Counter(other) <= held:
+                            if not verify or Counter(other) <= held:
                                 yield other
 
 

@@ -227,25 +227,22 @@ class GameState:
         return GameState(**values)
 
     def copy(self) -> GameState:
-        """A deep copy (lists are copied; cards are immutable strings)."""
-        return GameState(
-            variant=self.variant, rules=self.rules, players=self.players, dealer=self.dealer,
-            hand_number=self.hand_number, status=self.status, turn=self.turn, phase=self.phase,
+        """A deep copy (lists are copied; cards are immutable strings; the rules, players
+        and arranged deals are never changed in place and are shared)."""
+        new = object.__new__(GameState)
+        values = dict(self.__dict__)
+        values.update(
             hands=[list(h) for h in self.hands], stock=list(self.stock),
             discard=list(self.discard),
             melds=[TableMeld(m.id, m.owner, m.kind, list(m.cards), list(m.idents), m.start,
                              m.points)
                    for m in self.melds],
-            meld_seq=self.meld_seq, totals=list(self.totals), history=list(self.history),
-            winners=list(self.winners), arranged=self.arranged, deals=self.deals,
-            rebuilds=self.rebuilds, tabled=list(self.tabled), melded=list(self.melded),
+            totals=list(self.totals), history=list(self.history),
+            winners=list(self.winners), tabled=list(self.tabled), melded=list(self.melded),
             out_of_match=list(self.out_of_match), var=_copy_var(self.var),
-            taken=self.taken, taken_before=self.taken_before,
-            turn_melds=self.turn_melds, turn_tabled=self.turn_tabled,
-            turn_laid_off=self.turn_laid_off, turn_points=self.turn_points,
-            turn_jokers=self.turn_jokers, joker_floor=self.joker_floor,
-            discard_only=self.discard_only,
         )
+        new.__dict__.update(values)
+        return new
 
     def reset_turn(self) -> None:
         """Forget the facts of the turn that ended."""
