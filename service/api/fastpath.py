@@ -17,11 +17,23 @@ from collections.abc import Callable
 from typing import Any
 
 import marshmallow as ma
+import orjson
 from flask import Request
-from webargs.core import is_json, parse_json
+from webargs.core import is_json
 
 from service.api import schemas
 from service.rules.cards import JOKER, standard_deck
+
+
+def _loads(raw: bytes) -> Any:
+    """The body's JSON, read by orjson (several times faster than the json module). orjson
+    reads no more than json does (it refuses NaN, integers beyond 64 bits …); a body it
+    refuses is no move for the fast path, and the schema path reads it as before."""
+    try:
+        return orjson.loads(raw)
+    except ValueError:
+        return None
+
 
 CARDS = frozenset([*standard_deck(), JOKER])
 """Canonical card codes: loaded by ``CardCode`` as they are."""
@@ -80,8 +92,8 @@ def move_body(req: Request) -> dict[str, Any] | None:
     if not is_json(req.mimetype):
         return None
     try:
-        data = parse_json(req.get_data(cache=True))
-    except ValueError:  # JSONDecodeError, UnicodeDecodeError: the schema path says why
+        data = _loads(req.get_data(cache=True))
+    except ValueError:  # not JSON, or not JSON orjson reads: the schema path says why
         return None
     return data if valid_move(data) else None
 
@@ -97,6 +109,8 @@ def move_headers(req: Request) -> dict[str, Any] | None:
 
 def move_query(req: Request) -> dict[str, Any] | None:
     """``MoveQuerySchema``'s load when ``dry_run`` is not given."""
+    if not req.query_string:
+        return {"dry_run": False}
     return None if "dry_run" in req.args else {"dry_run": False}
 
 
