@@ -254,3 +254,14 @@ def test_rate_limits_are_read_as_the_configuration_accepts_them(text: str, amoun
     Settings(rate_limits=(text,))  # accepted by the configuration …
     limit = Limit.parse(text)  # … and read the same way by the limiter
     assert (limit.amount, limit.seconds) == (amount, seconds)
+
+
+def test_any_client_address_is_counted(limited: Flask) -> None:
+    """An address is part of a Redis hash tag: braces in it are no 500."""
+    client = limited.test_client()
+    odd = {"REMOTE_ADDR": "{odd}"}
+    assert [client.get("/v1/variants", environ_base=odd).status_code
+            for _ in range(6)] == [200] * 5 + [429]
+    body = {"variant": "basic", "players": ["a", "b"]}
+    assert [client.post("/v1/games", json=body, environ_base=odd).status_code
+            for _ in range(3)] == [201, 201, 429]

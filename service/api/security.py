@@ -85,6 +85,11 @@ def _caller_of(header: str, address: str) -> Caller:
     return Caller(f"addr:{address}", None)
 
 
+def _address() -> str:
+    """The client address, fit for a Redis hash tag (no braces)."""
+    return (request.remote_addr or "unknown").replace("{", "(").replace("}", ")")
+
+
 def _exempt() -> bool:
     return request.path.startswith(UNLIMITED) or request.path == "/"
 
@@ -150,7 +155,7 @@ class RateLimiter:
     def _caller(self) -> Caller:
         """The request's caller (remembered by header and address: a seat sends the same
         token request after request, and hashing it each time costs)."""
-        key = (request.headers.get("Authorization", ""), request.remote_addr or "unknown")
+        key = (request.headers.get("Authorization", ""), _address())
         caller = self._callers.get(key)
         if caller is None:
             if len(self._callers) >= _MAX_CALLERS:
@@ -213,7 +218,7 @@ class RateLimiter:
         """``RUMMY_CREATE_RATE_LIMITS``: games created per client address (429 beyond)."""
         if not self.create_limits:
             return
-        address = request.remote_addr or "unknown"
+        address = _address()
         windows = [Window(self.store.counter(f"addr:{address}", f"create:{i}"),
                           limit.seconds * 1000)
                    for i, limit in enumerate(self.create_limits)]
