@@ -97,12 +97,12 @@ def test_a_load_skips_the_state_the_caller_holds(store: GameStore) -> None:
 
 def test_a_load_counts_window_counters_in_the_same_call(store: GameStore) -> None:
     store.create("g", b"s0")
-    window = Window(store.counter_key("g", "caller"), 60_000)
+    window = Window(store.counter("g", "caller"), 60_000)
     counts = [store.load("g", windows=[window]).counts[0] for _ in range(3)]
     assert [c.count for c in counts] == [1, 2, 3]
     assert all(0 < c.millis_left <= 60_000 for c in counts)
     with pytest.raises(GameNotFound) as missing:
-        store.load("nope", windows=[Window(store.counter_key("nope", "caller"), 1000)])
+        store.load("nope", windows=[Window(store.counter("nope", "caller"), 1000)])
     assert missing.value.counts[0].count == 1
     assert [c.count for c in store.hit([window])] == [4]
 

@@ -73,16 +73,8 @@ class Caller:
     name: str
     game_id: str | None
     """The game a seat token names (its counters live in that game's hash slot)."""
-
-
-def _caller_of(header: str, address: str) -> Caller:
-    scheme, _, token = header.partition(" ")
-    token = token.strip()
-    if scheme.lower() == "bearer" and token:
-        digest = hashlib.sha256(token.encode()).hexdigest()[:32]
-        game_id = token.partition(".")[0]
-        return Caller(f"seat:{digest}", game_id if _GAME_ID.match(game_id) else None)
-    return Caller(f"addr:{address}", None)
+    windows: tuple[Window, ...]
+    """Its counter of each ``RUMMY_RATE_LIMITS`` limit."""
 
 
 def _address() -> str:
@@ -126,7 +118,6 @@ class RateLimiter:
         self._blocked: dict[str, tuple[float, Limit]] = {}
         """Caller → (monotonic end of its window, the limit it went over), this worker."""
         self._callers: dict[tuple[str, str], Caller] = {}
-        self._caller_windows: dict[str, list[Window]] = {}
 
     # -- the hooks ---------------------------------------------------------------------
 
@@ -139,7 +130,7 @@ class RateLimiter:
                 and (request.view_args or {}).get("game_id") == caller.game_id):
             g.rate_meter = GameMeter(self, caller)
             return
-        self._count(self._windows(caller), caller.name)
+        self._count(caller)
 
     def after_request(self, response: Response) -> Response:
         meter: GameMeter | None = g.get("rate_meter")
@@ -147,7 +138,7 @@ class RateLimiter:
             # the request ended before its game was loaded: it counts all the same (it has
             # its answer already; when over the limit, the caller's next request is refused)
             with contextlib.suppress(Problem):
-                self._count(meter.windows(), meter.caller.name)
+                self._count(meter.caller)
         return response
 
     # -- counting ----------------------------------------------------------------------
@@ -160,32 +151,39 @@ class RateLimiter:
         if caller is None:
             if len(self._callers) >= _MAX_CALLERS:
                 self._callers.clear()
-            caller = self._callers[key] = _caller_of(*key)
+            caller = self._callers[key] = self._caller_of(*key)
         return caller
 
-    def _windows(self, caller: Caller) -> list[Window]:
-        known = self._caller_windows.get(caller.name)
-        if known is None:
-            if len(self._caller_windows) >= _MAX_CALLERS:
-                self._caller_windows.clear()
-            known = self._caller_windows[caller.name] = self._windows_of(caller)
-        return known
+    def _caller_of(self, header: str, address: str) -> Caller:
+        scheme, _, token = header.partition(" ")
+        token = token.strip()
+        if scheme.lower() == "bearer" and token:
+            name = "seat:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+            game_id = token.partition(".")[0]
+            game = game_id if _GAME_ID.match(game_id) else None
+        else:
+            name, game = f"addr:{address}", None
+        return Caller(name, game, tuple(self._windows(game or name, name, self.limits)))
 
-    def _windows_of(self, caller: Caller) -> list[Window]:
-        if caller.game_id is not None:
-            return [Window(self.store.counter_key(caller.game_id, f"{caller.name}:{i}"),
-                           limit.seconds * 1000) for i, limit in enumerate(self.limits)]
-        return [Window(self.store.counter(caller.name, str(i)), limit.seconds * 1000)
-                for i, limit in enumerate(self.limits)]
+    def _windows(self, tag: str, name: str, limits: Sequence[Limit]) -> list[Window]:
+        """The counters of ``limits`` for ``name``, in the hash slot of ``tag``."""
+        return [Window(self.store.counter(tag, f"{name}:{i}"), limit.seconds * 1000)
+                for i, limit in enumerate(limits)]
 
-    def _count(self, windows: Sequence[Window], caller: str) -> None:
-        """Count a hit on ``windows`` (one round trip); 429 when a limit is exceeded."""
+    def _hit(self, windows: Sequence[Window]) -> list[Count] | None:
+        """Count a hit on ``windows`` (one round trip); None when Redis failed (the request
+        is let through)."""
         try:
-            counts = self.store.hit(windows)
+            return self.store.hit(windows)
         except StoreError as exc:
             log.warning("rate limit not counted: %s", type(exc).__name__)
-            return
-        self.judge(counts, caller)
+            return None
+
+    def _count(self, caller: Caller) -> None:
+        """Count a hit on the caller's windows (one round trip); 429 over a limit."""
+        counts = self._hit(caller.windows)
+        if counts is not None:
+            self.judge(counts, caller.name)
 
     def judge(self, counts: Sequence[Count], caller: str) -> None:
         """429 if a count is over its limit (and the caller is refused here until then)."""
@@ -218,13 +216,9 @@ class RateLimiter:
         """``RUMMY_CREATE_RATE_LIMITS``: games created per client address (429 beyond)."""
         if not self.create_limits:
             return
-        address = _address()
-        windows = [Window(self.store.counter(f"addr:{address}", f"create:{i}"),
-                          limit.seconds * 1000)
-                   for i, limit in enumerate(self.create_limits)]
-        try:
-            counts = self.store.hit(windows)
-        except StoreError:
+        address = f"addr:{_address()}"
+        counts = self._hit(self._windows(address, "create", self.create_limits))
+        if counts is None:
             return
         over = _over(counts, self.create_limits)
         if over is not None:
@@ -243,8 +237,8 @@ class GameMeter:
         self.caller = caller
         self.used = False
 
-    def windows(self) -> list[Window]:
-        return self.limiter._windows(self.caller)
+    def windows(self) -> tuple[Window, ...]:
+        return self.caller.windows
 
     def counted(self, counts: Sequence[Count]) -> None:
         """The load counted: 429 if the caller is over a limit."""

@@ -10,7 +10,7 @@ from .client import (
     make_sentinel_client,
     make_store_client,
 )
-from .counters import Count, Counters, Window
+from .counters import Count, Window
 from .errors import (
     GameExists,
     GameNotFound,
@@ -29,7 +29,6 @@ __all__ = [
     "DEFAULT_NAMESPACE",
     "DEFAULT_TTL_SECONDS",
     "Count",
-    "Counters",
     "GameExists",
     "GameKeys",
     "GameNotFound",

@@ -4,7 +4,7 @@ A counter is one Redis string: ``INCR`` it, and the first hit of a window gives 
 window's length as expiry (a fixed window that starts at its first hit). One script call
 counts every window of a caller in one round trip and returns each count with the time left
 in its window. :meth:`GameStore.load` can count the same way in the round trip that loads a
-game, when the counters carry the game's hash tag (:meth:`GameStore.counter_key`).
+game, when the counters carry the game's id as hash tag (:meth:`GameStore.counter`).
 """
 
 from __future__ import annotations

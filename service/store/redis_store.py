@@ -124,17 +124,14 @@ class GameStore:
         return self._client
 
     def counter(self, tag: str, name: str) -> str:
-        """A window counter key; the counters of one ``tag`` share a Redis Cluster slot."""
+        """A window counter key; the counters of one ``tag`` share a Redis Cluster slot, and
+        with a game id as ``tag`` they share the game's, so :meth:`load` can count them."""
         return self._counters.key(tag, name)
 
     def hit(self, windows: Sequence[Window]) -> list[Count]:
         """Count a hit on each window counter (one round trip; all in one slot)."""
         with _translated("count"):
             return self._counters.hit(windows)
-
-    def counter_key(self, game_id: str, name: str) -> str:
-        """A window counter in the game's hash slot, which :meth:`load` can count."""
-        return f"{self.keys(game_id).prefix}:rl:{name}"
 
     @property
     def ttl_seconds(self) -> int:
@@ -156,10 +153,11 @@ class GameStore:
              windows: Sequence[Window] = (), held: int | None = None) -> Loaded:
         """Version, state and (if a scope is given) its idempotency record; one command.
 
-        ``windows`` (counters from :meth:`counter_key` of this game) are counted in the same
-        round trip, before the game is read, whether or not it exists (``Loaded.counts``;
-        GameNotFound carries them as ``counts``). ``held``: the version whose state the
-        caller holds already; if the game is still at it, ``Loaded.state`` is None."""
+        ``windows`` (counters from :meth:`counter` tagged with this game's id) are counted
+        in the same round trip, before the game is read, whether or not it exists
+        (``Loaded.counts``; GameNotFound carries them as ``counts``). ``held``: the version
+        whose state the caller holds already; if the game is still at it, ``Loaded.state``
+        is None."""
         keys = self.keys(game_id)
         field = keys.idem_field(idempotency_scope) if idempotency_scope is not None else None
         counts: tuple[Count, ...] = ()
