@@ -22,6 +22,7 @@ from service.rules import fairness
 from service.rules.cards import CardError, canonical, multiset
 from service.rules.errors import N_, Code, Violation
 from service.rules.melds import MeldShape
+from service.rules.memo import ByIdentity
 from service.rules.moves import (
     CutIn,
     Discard,
@@ -60,23 +61,14 @@ def shape_of(state: GameState) -> MeldShape:
     return vr.shape(rules)
 
 
-_RULES_OF: dict[int, tuple[dict[str, Any], Rules]] = {}
-"""``Rules.of`` of recent states' rule dicts, by identity (a state's ``rules`` dict is never
-changed once the game is made; copies of a state share it)."""
+_rules_of: ByIdentity[dict[str, Any], Rules] = ByIdentity(Rules.of)
+"""``Rules.of`` of recent states' rule dicts (a state's ``rules`` dict is never changed once
+the game is made; copies of a state share it)."""
 
 
 def context(state: GameState) -> tuple[Variant, Rules, VariantRules]:
     variant = find_variant(state.variant)
-    values = state.rules
-    known = _RULES_OF.get(id(values))
-    if known is not None and known[0] is values:
-        rules = known[1]
-    else:
-        rules = Rules.of(values)
-        if len(_RULES_OF) >= 256:
-            _RULES_OF.clear()
-        _RULES_OF[id(values)] = (values, rules)
-    return variant, rules, variant_rules(variant.id)
+    return variant, _rules_of(state.rules), variant_rules(variant.id)
 
 
 # ---------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from service.rules.melds import (
     extend_meld,
     meld_from_table,
 )
+from service.rules.memo import ByIdentity
 from service.rules.moves import (
     Discard,
     Draw,
@@ -59,19 +60,9 @@ class VariantRules:
 
     def __init__(self, variant: Variant) -> None:
         self.variant = variant
-        self._shapes: dict[int, tuple[Rules, MeldShape]] = {}
-
-    def shape(self, rules: Rules) -> MeldShape:
+        self.shape: ByIdentity[Rules, MeldShape] = ByIdentity(self.meld_shape)
         """:meth:`meld_shape`, made once per ``Rules`` object (they are immutable; a move,
         and every legal-move check, asks for it)."""
-        known = self._shapes.get(id(rules))
-        if known is not None and known[0] is rules:
-            return known[1]
-        made = self.meld_shape(rules)
-        if len(self._shapes) >= 256:
-            self._shapes.clear()
-        self._shapes[id(rules)] = (rules, made)
-        return made
 
     @property
     def rule_prefix(self) -> str:
