@@ -158,45 +158,6 @@ def quick_contract(hand: Sequence[str], shape: MeldShape, number: int) -> list[M
     return readings
 
 
-def find_contract(hand: Sequence[str], shape: MeldShape, number: int) -> list[Meld] | None:
-    """Dummy: melds of the hand making up contract ``number``, leaving a card to discard."""
-    needs = sorted(CONTRACTS[number - 1].needs, key=lambda n: -n.size)
-    candidates = sorted(candidate_melds(hand, shape), key=lambda m: len(m.cards))
-    kinds: dict[tuple[tuple[str, ...], str], Meld | None] = {}
-    steps = 0
-
-    def as_kind(meld: Meld, kind: str) -> Meld | None:
-        key = (meld.cards, kind)
-        if key not in kinds:
-            kinds[key] = read_as([Piece(c) for c in meld.cards], shape, kind)
-        return kinds[key]
-
-    def dfs(i: int, left: Counter[str], size: int, chosen: list[Meld]) -> list[Meld] | None:
-        nonlocal steps
-        if i == len(needs):
-            return list(chosen) if size > 0 else None
-        for meld in candidates:
-            steps += 1
-            if steps > 2000:
-                return None
-            if len(meld.cards) < needs[i].size or len(meld.cards) >= size:
-                continue
-            need = Counter(meld.cards)
-            if not need <= left:
-                continue
-            reading = as_kind(meld, needs[i].kind)
-            if reading is None:
-                continue
-            chosen.append(reading)
-            found = dfs(i + 1, left - need, size - len(meld.cards), chosen)
-            chosen.pop()
-            if found is not None:
-                return found
-        return None
-
-    return dfs(0, Counter(hand), len(hand), [])
-
-
 def find_all_but_one(hand: Sequence[str], shape: MeldShape, taken: str | None
                      ) -> list[Meld] | None:
     """Wrotham late deals: melds holding every card of the hand but one (WROTHAM-LATE)."""
