@@ -5,6 +5,7 @@ search is constructive and bounded, so None means none was found."""
 
 from __future__ import annotations
 
+from service.rules.cards import remove
 from service.rules.dummy import DummyRules, read_as
 from service.rules.engine import shape_of
 from service.rules.melds import Meld, Piece
@@ -46,11 +47,9 @@ def find_contract(state: GameState, seat: int) -> MeldMove | None:
                 return None
             if len(meld.cards) < needs[i].size or len(meld.cards) >= len(left):
                 continue
-            rest = list(left)
             try:
-                for card in meld.cards:
-                    rest.remove(card)
-            except ValueError:
+                rest = remove(left, meld.cards)
+            except ValueError:  # the hand does not hold them all
                 continue
             reading = as_kind(meld, needs[i].kind)
             if reading is None:
@@ -88,11 +87,9 @@ def find_all_but_one(state: GameState, seat: int) -> MeldMove | None:
                 steps += 1
                 if steps > SEARCH_STEPS or first not in meld.cards:
                     continue
-                remaining = list(left)
                 try:
-                    for card in meld.cards:
-                        remaining.remove(card)
-                except ValueError:
+                    remaining = remove(left, meld.cards)
+                except ValueError:  # the hand does not hold them all
                     continue
                 chosen.append(meld)
                 found = cover(remaining, chosen)
