@@ -19,22 +19,12 @@ import requests
 
 from service.redis_server import free_port
 
-
-def _rummy_referee() -> str:
-    beside = Path(sys.executable).parent / "rummy-referee"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    found = shutil.which("rummy-referee")
-    if found is None:
-        pytest.fail(f"rummy-referee not found beside {sys.executable} nor on PATH")
-    return found
-
-
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 20.0
 
 
-def _rummy_referee() -> str:
+def rummy_referee() -> str:
+    """The ``rummy-referee`` command of this Python (its venv), else the one on PATH."""
     beside = Path(sys.executable).parent / "rummy-referee"
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
@@ -57,7 +47,7 @@ class Server:
         environ["REDIS_URL"] = redis_url
         environ["RUMMY_DATA_DIR"] = str(tmp_path / "data")
         environ.update(env or {})
-        command = [_rummy_referee(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
+        command = [rummy_referee(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
                    "--workers", str(workers)]
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(command, env=environ, cwd=tmp_path, stdout=out,

@@ -21,10 +21,8 @@ import itertools
 import json
 import math
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -39,6 +37,7 @@ from typing import Any
 import pytest
 import redis
 from http_player import FlaskTransport, Reply, Transport
+from serving import rummy_referee
 
 from service.app import create_app
 from service.config import Settings
@@ -150,16 +149,6 @@ def problem_code(reply: Reply) -> str | None:
 # --- rummy-referee serve ----------------------------------------------------------------------
 
 
-def _rummy_referee() -> str:
-    beside = Path(sys.executable).parent / "rummy-referee"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    found = shutil.which("rummy-referee")
-    if found is None:
-        pytest.fail(f"rummy-referee not found beside {sys.executable} nor on PATH")
-    return found
-
-
 def _children(pid: int) -> list[int]:
     """The pids whose parent is ``pid`` (from /proc)."""
     found = []
@@ -190,7 +179,7 @@ class Served:
         environ.update({"REDIS_URL": redis_url, "RUMMY_DATA_DIR": str(tmp_path / "data")})
         environ.update(NO_RATE_LIMITING)
         environ.update(env or {})
-        command = [_rummy_referee(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
+        command = [rummy_referee(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
                    "--workers", str(workers), "--threads", str(threads)]
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(command, env=environ, cwd=tmp_path, stdout=out,

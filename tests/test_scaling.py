@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -37,6 +35,7 @@ from http_player import (
 )
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
+from serving import rummy_referee
 
 from service.app import create_app
 from service.config import ConfigError, Settings
@@ -292,16 +291,6 @@ class RetryingTransport:
                 return reply
             self.retried.append((method, path, reply.status))
             time.sleep(0.1)
-
-
-def _rummy_referee() -> str:
-    beside = Path(sys.executable).parent / "rummy-referee"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    found = shutil.which("rummy-referee")
-    if found is None:
-        pytest.fail(f"rummy-referee not found beside {sys.executable} nor on PATH")
-    return found
 
 
 def _children(pid: int) -> list[str]:
@@ -678,7 +667,7 @@ class _Served:
         self.log = tmp_path / "serve.log"
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
-                [_rummy_referee(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
+                [rummy_referee(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
                  "--workers", "2", "--threads", "4"],
                 env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True)
@@ -743,7 +732,7 @@ def test_serve_uses_the_configured_cluster_or_sentinels_and_starts_no_redis(
             player = HttpPlayer(transport, game_id, tokens, time_limit=60.0)
             final = player.play_match()
             assert final["status"] == "finished" and final["version"] == player.moves
-            verify = subprocess.run([_rummy_referee(), "verify", game_id],
+            verify = subprocess.run([rummy_referee(), "verify", game_id],
                                     env=_serve_env(tmp_path, extra), capture_output=True,
                                     text=True, timeout=60, check=False)
             assert verify.returncode == 0, verify.stdout + verify.stderr
