@@ -215,10 +215,16 @@ def _may_open(hand: Sequence[str], melds: Sequence[Meld], need: int, clean_run: 
     return sum(v * have[c] for c, v in per_card.items()) >= need
 
 
+def _run_places(naturals: Sequence[str], same_suit: bool = True) -> set[tuple[str, int]]:
+    """(suit, position) of each natural ("" for the suit of mixed-suit runs); an ace holds
+    position 1 and 14."""
+    held = {(c[1] if same_suit else "", rank_of(c)) for c in naturals}
+    return held | {(suit, 14) for suit, rank in held if rank == 1}
+
+
 def _has_clean_run(hand: Sequence[str], shape: MeldShape) -> bool:
     """Three naturals of one suit in sequence (ace low or high)."""
-    held = {(c[1], rank_of(c)) for c in hand if not shape.is_wild(c)}
-    held |= {(suit, 14) for suit, rank in held if rank == 1}
+    held = _run_places([c for c in hand if not shape.is_wild(c)])
     return any((suit, rank + 1) in held and (suit, rank + 2) in held for suit, rank in held)
 
 
@@ -233,8 +239,7 @@ def may_meld(hand: Sequence[str], shape: MeldShape) -> bool:
     naturals = [c for c in hand if not shape.is_wild(c)]
     if any(n >= need for n in Counter(rank_of(c) for c in naturals).values()):
         return True
-    held = {(c[1] if shape.run_same_suit else "", rank_of(c)) for c in naturals}
-    held |= {(suit, 14) for suit, rank in held if rank == 1}
+    held = _run_places(naturals, shape.run_same_suit)
     for suit, rank in held:
         if 1 + ((suit, rank + 1) in held) + ((suit, rank + 2) in held) >= need:
             return True
