@@ -22,6 +22,7 @@ import asyncio
 import gc
 import json
 import math
+import statistics
 import sys
 import time
 from collections import Counter
@@ -50,6 +51,8 @@ class Tally:
     other_requests: int = 0
     """Requests that are not counted (game creation, GET /me, legal moves)."""
     move_types: Counter[str] = field(default_factory=Counter)
+    client_p50s: list[float] = field(default_factory=list)
+    """Each client's own median latency (seconds) of its counted requests."""
     hands_ended: int = 0
     games_created: int = 0
     games_finished: int = 0
@@ -64,7 +67,7 @@ class Tally:
                 "errors": self.errors, "error_samples": self.error_samples,
                 "other_requests": self.other_requests, "move_types": dict(self.move_types),
                 "hands_ended": self.hands_ended, "games_created": self.games_created,
-                "games_finished": self.games_finished}
+                "games_finished": self.games_finished, "client_p50s": self.client_p50s}
 
 
 class Schedule:
@@ -111,6 +114,8 @@ class Client:
         self.created = 0
         self.games: list[GamePlan] = []
         self.turn = 0
+        self.timed: dict[str, list[float]] = {MOVES: [], CEILING: []}
+        """This client's counted latencies by kind of load."""
 
     def _slot(self, started: float) -> int:
         """The measured slot a request started at ``started`` counts in (-1: none)."""
@@ -171,6 +176,7 @@ class Client:
         tally = self.moves
         if counted:
             tally.latencies.append(reply.seconds)
+            self.timed[MOVES].append(reply.seconds)
         if reply.status == 200:
             data = reply.json()
             game.saw(seat, data["game"], data["events"])
@@ -249,6 +255,7 @@ class Client:
         if self._slot(started) < 0:
             return
         self.ceiling.latencies.append(reply.seconds)
+        self.timed[CEILING].append(reply.seconds)
         if reply.status == 200:
             self.ceiling.ok += 1
         else:
@@ -262,6 +269,9 @@ class Client:
             else:
                 await self._ceiling_step()
         await self.conn.close()
+        for kind, tally in ((MOVES, self.moves), (CEILING, self.ceiling)):
+            if self.timed[kind]:
+                tally.client_p50s.append(statistics.median(self.timed[kind]))
 
 
 async def drive(cfg: dict[str, Any]) -> dict[str, Tally]:

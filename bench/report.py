@@ -44,6 +44,7 @@ def summarize(tallies: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
         "hands_ended": sum(t["hands_ended"] for t in tallies),
         "games_created": sum(t["games_created"] for t in tallies),
         "games_finished": sum(t["games_finished"] for t in tallies),
+        "client_p50s_ms": sorted(x * 1e3 for t in tallies for x in t.get("client_p50s", [])),
     }
 
 
@@ -73,6 +74,13 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
                      f"  {phase['errors']:>6}")
     lines.append(f"  ratio moves/ceiling: {r['ratio']:.2f}   (ceiling payload "
                  f"{ceiling['payload_bytes']} B = a stored mid-hand rummy51 state)")
+    for name, phase in (("moves", moves), ("ceiling", ceiling)):
+        own = phase["client_p50s_ms"]
+        if own:
+            lines.append(f"  {name}: mean {phase['mean_ms']:.2f} ms (closed loop: {r['clients']} "
+                         f"clients / {phase['per_second']:.0f} per s = "
+                         f"{1e3 * r['clients'] / max(phase['per_second'], 1e-9):.2f} ms a "
+                         f"cycle); each client's own p50 from {own[0]:.2f} to {own[-1]:.2f} ms")
     lines.append(f"  moves: {moves['count']} applied, {moves['refused']} refused (422), "
                  f"{moves['hands_ended']} hands ended, {moves['games_finished']} games "
                  f"finished; other requests (create, GET /me, legal-moves): "

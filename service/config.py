@@ -269,6 +269,12 @@ class Settings:
     )
     #: RUMMY_THREADS: threads per gunicorn worker.
     threads: int = field(default=4, metadata=_env("RUMMY_THREADS", _int_at_least(1)))
+    #: RUMMY_KEEPALIVE_REQUESTS: a keep-alive connection is closed after this many requests
+    #: (0: never), as Apache's MaxKeepAliveRequests does. The client reconnects, and a less
+    #: busy worker takes the new connection: without it, connections stay with the worker
+    #: that first accepted them, however unevenly they fell.
+    keepalive_requests: int = field(
+        default=100, metadata=_env("RUMMY_KEEPALIVE_REQUESTS", _int_at_least(0)))
     #: RUMMY_BIND: where gunicorn listens, HOST:PORT or unix:PATH.
     bind: str = field(default=DEFAULT_BIND, metadata=_env("RUMMY_BIND", _bind))
     #: RUMMY_SSE_MAX_STREAMS: event streams one worker serves at once (0: half its threads);

@@ -393,6 +393,7 @@ def test_settings_defaults() -> None:
     assert settings.log_level == "INFO"
     assert settings.workers == default_workers() >= 1
     assert settings.threads == 4
+    assert settings.keepalive_requests == 100
     assert settings.bind == "127.0.0.1:8000"
 
 
@@ -429,6 +430,8 @@ def test_settings_read_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) ->
         ("RUMMY_LOG_LEVEL", "debug", "log_level", "DEBUG"),
         ("RUMMY_WORKERS", "3", "workers", 3),
         ("RUMMY_THREADS", "16", "threads", 16),
+        ("RUMMY_KEEPALIVE_REQUESTS", "0", "keepalive_requests", 0),
+        ("RUMMY_KEEPALIVE_REQUESTS", "1000", "keepalive_requests", 1000),
         ("RUMMY_BIND", "[::1]:8080", "bind", "[::1]:8080"),
         ("RUMMY_BIND", "unix:/run/rummy.sock", "bind", "unix:/run/rummy.sock"),
     ],
@@ -463,6 +466,8 @@ def test_settings_parse_good_values(var: str, text: str, attr: str, value: objec
         ("RUMMY_WORKERS", "two"),
         ("RUMMY_THREADS", "0"),
         ("RUMMY_THREADS", "1.5"),
+        ("RUMMY_KEEPALIVE_REQUESTS", "-1"),
+        ("RUMMY_KEEPALIVE_REQUESTS", "many"),
         ("RUMMY_BIND", "8000"),
         ("RUMMY_BIND", "localhost:http"),
         ("RUMMY_BIND", "0.0.0.0:70000"),

@@ -3,6 +3,7 @@ complete basic match over real HTTP, then a graceful stop with SIGTERM."""
 
 from __future__ import annotations
 
+import http.client
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -66,3 +67,26 @@ def test_a_complete_match_over_http_then_a_graceful_stop(server: Server) -> None
     assert server.terminate() == 0, server.output()
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{server.base_url}/healthz", timeout=2)
+
+
+def test_a_keep_alive_connection_closes_after_its_request_budget(
+        tmp_path: Path, redis_url: str) -> None:
+    """RUMMY_KEEPALIVE_REQUESTS=3: the third answer on a connection says Connection: close
+    and the server closes it; a new connection is served again (and a fourth request on the
+    old one is never answered)."""
+    server = Server(tmp_path, redis_url, env={"RUMMY_KEEPALIVE_REQUESTS": "3"})
+    try:
+        server.wait_ready()
+        for _round in range(2):
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=REQUEST_TIMEOUT)
+            answers = []
+            for _ in range(3):
+                conn.request("GET", "/healthz")
+                resp = conn.getresponse()
+                resp.read()
+                answers.append((resp.status, resp.getheader("Connection")))
+            assert answers == [(200, "keep-alive"), (200, "keep-alive"), (200, "close")]
+            assert conn.sock is None  # http.client closed it, as the answer asked
+            conn.close()
+    finally:
+        server.kill()
