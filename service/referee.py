@@ -54,6 +54,10 @@ class Meter(Protocol):
 
     def windows(self) -> Sequence[Window]: ...
 
+    def limits(self) -> Sequence[int]:
+        """The most hits each window allows (a commit that counts refuses to write beyond)."""
+        ...
+
     def counted(self, counts: Sequence[Count]) -> None: ...
 
 
@@ -145,11 +149,13 @@ class Answer:
 class HeldStates:
     """The state of recent games as this process last loaded or committed them, by version.
 
-    A move names the version it holds when it loads the game; while the game is still at
-    that version Redis does not send the state again and it is not decoded again (the engine
-    never changes a state it is given: ``apply`` works on a copy). Any other version —
-    another worker's or replica's move — is loaded as usual, so this is only a shortcut:
-    every move is still checked against the stored version and committed by compare-and-set.
+    A move is applied to the state held and committed with it as the expected version, in
+    one round trip; a load names the version it holds, and while the game is still at that
+    version Redis does not send the state again and it is not decoded again (the engine
+    never changes a state it is given: ``apply`` works on a copy). When the game has moved
+    on — another worker's or replica's move — the commit's compare-and-set fails and answers
+    with the current state, so this is only a shortcut: every move is committed by
+    compare-and-set against the stored version.
     """
 
     def __init__(self, size: int = HELD_STATES) -> None:
@@ -166,6 +172,10 @@ class HeldStates:
             self._items[game_id] = (version, tokens, state)
             if len(self._items) > self._size:
                 del self._items[next(iter(self._items))]
+
+    def drop(self, game_id: str) -> None:
+        with self._lock:
+            self._items.pop(game_id, None)
 
 
 class Referee:
@@ -214,15 +224,21 @@ class Referee:
         assert loaded.state is not None
         return loaded, _decode(loaded.state)
 
+    def _state(self, game_id: str, loaded: Loaded, doc: Mapping[str, Any]) -> GameState:
+        """The state of a loaded document, held for the game's next move."""
+        state = GameState.from_dict(doc["state"])
+        self.held.put(game_id, loaded.version, doc["tokens"], state)
+        return state
+
     def public(self, game_id: str) -> Answer:
         loaded, doc = self._load(game_id)
-        state = GameState.from_dict(doc["state"])
+        state = self._state(game_id, loaded, doc)
         return Answer(public_view(state, game_id, loaded.version), loaded.version)
 
     def seat(self, game_id: str, token: str | None, meter: Meter | None = None) -> Answer:
         loaded, doc = self._load(game_id, meter=meter)
         seat = self._authenticate(game_id, doc, token)
-        state = GameState.from_dict(doc["state"])
+        state = self._state(game_id, loaded, doc)
         return Answer(seat_view(state, game_id, loaded.version, seat), loaded.version)
 
     # -- auth ----------------------------------------------------------------------------
@@ -263,7 +279,7 @@ class Referee:
         """Every legal move of the token's seat now (``rules.legal``)."""
         loaded, doc = self._load(game_id, meter=meter)
         seat = self._authenticate(game_id, doc, token)
-        state = GameState.from_dict(doc["state"])
+        state = self._state(game_id, loaded, doc)
         body = legal_moves(state, seat, limit).as_dict()
         body["version"] = loaded.version
         return Answer(body, loaded.version)
@@ -314,60 +330,89 @@ class Referee:
         Without ``if_match`` the move applies to whatever version is current (retrying the
         compare-and-set a few times under contention). With an ``idempotency_key`` a
         repeated request returns the first answer and applies nothing twice. ``meter`` is
-        counted by the first load only.
+        counted by the first store call only.
+
+        When this process holds the game's state (:class:`HeldStates`), the move is applied
+        to it and committed at once: one round trip, the compare-and-set telling whether
+        the state held was still the current one. If it was not, the commit answers with
+        the current state and the move is applied again to that. A move the held state
+        refuses is checked again against the stored state before it is refused.
         """
         _, claimed_seat = self._token_seat(token)
         scope = None
         if idempotency_key is not None and not dry_run:
             scope = f"{claimed_seat}:{idempotency_key}"
-        for attempt in range(MAX_ATTEMPTS):
-            held = self.held.get(game_id)
-            loaded = self._fetch(game_id, scope, meter if attempt == 0 else None,
-                                 held[0] if held is not None else None)  # one round trip
-            if loaded.state is None and held is not None:  # still at the version held
-                tokens, state = held[1], held[2]
+        pending = meter  # counted by the next store call
+        candidate = None if dry_run else self.held.get(game_id)
+        for _attempt in range(MAX_ATTEMPTS):
+            if candidate is not None and if_match in (None, candidate[0]):
+                fresh = False
+                version, tokens, state = candidate
             else:
-                assert loaded.state is not None
-                doc = _decode(loaded.state)
-                tokens, state = doc["tokens"], GameState.from_dict(doc["state"])
-                self.held.put(game_id, loaded.version, tokens, state)
+                fresh = True
+                held = self.held.get(game_id)
+                loaded = self._fetch(game_id, scope, pending,
+                                     held[0] if held is not None else None)  # one round trip
+                pending = None
+                version = loaded.version
+                if loaded.state is None and held is not None:  # still at the version held
+                    tokens, state = held[1], held[2]
+                else:
+                    assert loaded.state is not None
+                    doc = _decode(loaded.state)
+                    tokens, state = doc["tokens"], GameState.from_dict(doc["state"])
+                    self.held.put(game_id, version, tokens, state)
+            candidate = None
             seat = self._authenticate(game_id, {"tokens": tokens}, token)
-            if loaded.idempotency is not None:
-                record = loaded.idempotency
-                return self._replay(record.fingerprint, record.response, fingerprint)
-            if if_match is not None and if_match != loaded.version:
-                raise StaleVersion(if_match, loaded.version)
+            if fresh:
+                if loaded.idempotency is not None:
+                    record = loaded.idempotency
+                    return self._replay(record.fingerprint, record.response, fingerprint)
+                if if_match is not None and if_match != version:
+                    raise StaleVersion(if_match, version)
             try:
                 new_state, events = apply(state, seat, move)
             except Violation as refusal:
+                if not fresh:
+                    continue  # the held state may be behind: ask the stored one
                 refusal.variant = state.variant  # type: ignore[attr-defined]  # for metrics
                 raise
-            version = loaded.version + 1
-            body = {"game": seat_view(new_state, game_id, version, seat),
+            body = {"game": seat_view(new_state, game_id, version + 1, seat),
                     "events": [redact_event(e, seat) for e in events
                                if e["type"] not in LOG_ONLY_EVENTS]}
             if dry_run:
-                return Answer(body, version)
+                return Answer(body, version + 1)
             response = _encode(body)
             new_doc = {"state": new_state.to_compact(), "tokens": tokens}
-            log_record = _encode({"version": version, "seat": seat, "move": move_to_dict(move),
-                                  "events": events})
+            log_record = _encode({"version": version + 1, "seat": seat,
+                                  "move": move_to_dict(move), "events": events})
             idem = (scope, fingerprint, response) if scope is not None else None
+            counting, pending = pending, None
             try:
-                self.store.commit(game_id, expected_version=loaded.version,
-                                  state=_encode(new_doc), log_record=log_record,
-                                  idempotency=idem)
+                self.store.commit(
+                    game_id, expected_version=version, state=_encode(new_doc),
+                    log_record=log_record, idempotency=idem,
+                    windows=counting.windows() if counting is not None else (),
+                    limits=counting.limits() if counting is not None else (),
+                    counted=counting.counted if counting is not None else None,
+                    conflict_state=True)
             except VersionConflict as conflict:
                 if if_match is not None:
                     raise StaleVersion(if_match, conflict.current) from None
+                if conflict.state is not None:
+                    doc = _decode(conflict.state)
+                    candidate = (conflict.current, doc["tokens"],
+                                 GameState.from_dict(doc["state"]))
+                    self.held.put(game_id, *candidate)
                 continue
             except IdempotentReplay as replay:
                 return self._replay(replay.record.fingerprint, replay.record.response,
                                     fingerprint)
             except GameNotFound:
+                self.held.drop(game_id)
                 raise UnknownGame(game_id) from None
-            self.held.put(game_id, version, tokens, new_state)
-            return Answer(body, version, raw=response)
+            self.held.put(game_id, version + 1, tokens, new_state)
+            return Answer(body, version + 1, raw=response)
         raise Contention(f"game {game_id!r} is busy; retry")
 
     @staticmethod

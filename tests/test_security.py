@@ -6,13 +6,14 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 import redis
 from flask import Flask
 from flask.testing import FlaskClient
+from test_api import deal_a
 
 from service.app import create_app
 from service.config import Settings
@@ -164,15 +165,9 @@ def test_requests_on_an_unknown_game_use_up_the_budget_too(redis_url: str) -> No
     assert statuses == [404, 404, 404, 429]
 
 
-def test_a_move_with_rate_limits_costs_two_round_trips(redis_url: str) -> None:
-    """The load of the game counts the seat's rate limits: one script call loads and counts,
-    one commits — no round trip for the limiter (Redis MONITOR sees every command a client
-    sends; the commands a script runs show as ``lua``)."""
-    client = _seat_app(redis_url, "100/second")
-    game = _game(client)
-    gid, token = game["game_id"], game["seats"][0]["token"]
-    auth = {"Authorization": f"Bearer {token}"}
-    client.get(f"/v1/games/{gid}/me", headers=auth)  # scripts loaded, connection made
+def _commands_of(redis_url: str, act: Callable[[], None]) -> tuple[list[str], set[str]]:
+    """What Redis MONITOR sees while ``act`` runs: the commands clients send (their names,
+    in order) and the commands their scripts run (``client_type`` ``lua``)."""
     monitored = redis.Redis.from_url(redis_url)
     marker = redis.Redis.from_url(redis_url)
     marker.ping()  # connected before the watch starts
@@ -192,19 +187,112 @@ def test_a_move_with_rate_limits_costs_two_round_trips(redis_url: str) -> None:
     watcher.start()
     assert ready.wait(5)
     time.sleep(0.2)
-    reply = client.post(f"/v1/games/{gid}/moves", json={"type": "draw", "source": "stock"},
-                        headers=auth)
-    assert reply.status_code == 200
+    act()
     marker.echo(end)
     watcher.join(10)
     monitored.close()
     marker.close()
     from_clients = [c["command"].split()[0].upper() for c in sent
                     if c.get("client_type") != "lua"]
-    assert from_clients == ["EVALSHA", "EVALSHA"], from_clients
     in_scripts = {c["command"].split()[0].upper() for c in sent
                   if c.get("client_type") == "lua"}
-    assert {"INCR", "HMGET", "RPUSH"} <= in_scripts
+    return from_clients, in_scripts
+
+
+def test_a_move_on_a_held_state_is_one_round_trip_that_counts_and_commits(
+        redis_url: str) -> None:
+    """The worker holds the game's current state (it read it for GET /me): the move is
+    applied to it and committed at once, and the commit script counts the seat's rate
+    limits — one script call, no load, no round trip for the limiter."""
+    client = _seat_app(redis_url, "100/second")
+    game = _game(client)
+    gid, token = game["game_id"], game["seats"][0]["token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    assert client.get(f"/v1/games/{gid}/me", headers=auth).status_code == 200
+    replies = []
+
+    def move() -> None:
+        replies.append(client.post(f"/v1/games/{gid}/moves",
+                                   json={"type": "draw", "source": "stock"}, headers=auth))
+
+    from_clients, in_scripts = _commands_of(redis_url, move)
+    assert replies[0].status_code == 200, replies[0].get_json()
+    assert replies[0].get_json()["game"]["version"] == 1
+    assert from_clients == ["EVALSHA"], from_clients
+    assert {"INCR", "HSET", "RPUSH"} <= in_scripts
+    assert "HMGET" not in in_scripts  # nothing loaded
+
+
+def _arranged_game(client: FlaskClient) -> tuple[str, dict[str, str]]:
+    """Deal A of test_api (seat 0 plays first, holding a run and a set): its id and
+    seat 0's Authorization header."""
+    reply = client.post("/v1/games", json={"variant": "basic", "players": ["Ana", "Bo"],
+                                           "dealer": 1, "deals": [deal_a()]})
+    assert reply.status_code == 201
+    game = reply.get_json()
+    return game["game_id"], {"Authorization": f"Bearer {game['seats'][0]['token']}"}
+
+
+def _log(client: FlaskClient, gid: str) -> list[tuple[int, str]]:
+    log = client.get(f"/v1/games/{gid}/events?after=0").get_json()
+    return [(e["version"], e["move"]["type"]) for e in log["entries"]]
+
+
+def test_a_move_its_stale_held_state_refuses_is_checked_against_the_stored_one(
+        redis_url: str) -> None:
+    """Another worker moved the game since this one read it, and the state held here refuses
+    the move (Ana has not drawn in it): the game is loaded and the move applied to the stored
+    state and committed — two script calls — once, at the right version."""
+    client = _seat_app(redis_url, "100/second")
+    other_worker = _seat_app(redis_url, "100/second")
+    gid, ana = _arranged_game(client)
+    assert client.get(f"/v1/games/{gid}/me", headers=ana).status_code == 200  # held: v0
+    assert other_worker.post(f"/v1/games/{gid}/moves", json={"type": "draw", "source": "stock"},
+                             headers=ana).status_code == 200
+    replies = []
+
+    def move() -> None:
+        replies.append(client.post(f"/v1/games/{gid}/moves",
+                                   json={"type": "discard", "card": "KD"}, headers=ana))
+
+    from_clients, in_scripts = _commands_of(redis_url, move)
+    assert replies[0].status_code == 200, replies[0].get_json()
+    assert replies[0].get_json()["game"]["version"] == 2
+    assert from_clients == ["EVALSHA", "EVALSHA"], from_clients
+    assert {"HMGET", "RPUSH"} <= in_scripts  # a load, then the commit
+    assert _log(client, gid) == [(1, "draw"), (2, "discard")]
+
+
+def test_a_move_on_a_stale_held_state_is_applied_again_to_the_state_the_commit_returns(
+        redis_url: str) -> None:
+    """The state held here (after Ana's draw) is behind by one meld made through another
+    worker, and takes the move all the same: the commit's compare-and-set fails and answers
+    with the current state, the move is applied to that and committed — two script calls,
+    no load — and both melds are on the table."""
+    client = _seat_app(redis_url, "100/second")
+    other_worker = _seat_app(redis_url, "100/second")
+    gid, ana = _arranged_game(client)
+    assert client.post(f"/v1/games/{gid}/moves", json={"type": "draw", "source": "stock"},
+                       headers=ana).status_code == 200  # held here: v1
+    run = {"type": "meld", "melds": [{"cards": ["7H", "8H", "9H"]}]}
+    assert other_worker.post(f"/v1/games/{gid}/moves", json=run,
+                             headers=ana).status_code == 200  # v2
+    replies = []
+
+    def move() -> None:
+        replies.append(client.post(
+            f"/v1/games/{gid}/moves", headers=ana,
+            json={"type": "meld", "melds": [{"cards": ["QS", "QD", "QC"]}]}))
+
+    from_clients, in_scripts = _commands_of(redis_url, move)
+    assert replies[0].status_code == 200, replies[0].get_json()
+    view = replies[0].get_json()["game"]
+    assert view["version"] == 3
+    assert [sorted(m["cards"]) for m in view["melds"]] == [["7H", "8H", "9H"],
+                                                          ["QC", "QD", "QS"]]
+    assert from_clients == ["EVALSHA", "EVALSHA"], from_clients
+    assert "HMGET" not in in_scripts
+    assert _log(client, gid) == [(1, "draw"), (2, "meld"), (3, "meld")]
 
 
 def test_api_keys_guard_game_creation(redis_url: str) -> None:

@@ -14,12 +14,14 @@ from redis.crc import key_slot
 
 from service.redis_server import RedisServer
 from service.store import (
+    Count,
     GameExists,
     GameNotFound,
     GameStore,
     IdempotencyRecord,
     IdempotentReplay,
     Loaded,
+    OverLimit,
     StoreCorrupted,
     StoreUnavailable,
     VersionConflict,
@@ -105,6 +107,54 @@ def test_a_load_counts_window_counters_in_the_same_call(store: GameStore) -> Non
         store.load("nope", windows=[Window(store.counter("nope", "caller"), 1000)])
     assert missing.value.counts[0].count == 1
     assert [c.count for c in store.hit([window])] == [4]
+
+
+def test_a_commit_counts_window_counters_first_and_writes_nothing_over_a_limit(
+        store: GameStore) -> None:
+    """The counts reach ``counted`` before the outcome, whatever it is; over a limit the
+    commit writes nothing (OverLimit), and a later one within the window still counts."""
+    store.create("g", b"s0")
+    window = Window(store.counter("g", "caller"), 60_000)
+    seen: list[tuple[Count, ...]] = []
+
+    def commit(expected: int, limit: int) -> int:
+        return store.commit("g", expected_version=expected, state=b"s%d" % (expected + 1),
+                            log_record=b"r", windows=[window], limits=[limit],
+                            counted=seen.append)
+
+    assert commit(0, 2) == 1
+    assert commit(1, 2) == 2
+    with pytest.raises(OverLimit) as over:
+        commit(2, 2)
+    assert over.value.counts[0].count == 3
+    assert [c[0].count for c in seen] == [1, 2, 3]
+    assert 0 < seen[-1][0].millis_left <= 60_000
+    loaded = store.load("g")
+    assert (loaded.version, loaded.state) == (2, b"s2")  # the refused commit wrote nothing
+    assert len(store.log("g")) == 2
+    with pytest.raises(VersionConflict):
+        commit(0, 10)  # counted (4), then refused by the compare-and-set
+    with pytest.raises(GameNotFound) as missing:
+        store.commit("nope", expected_version=0, state=b"s", log_record=b"r",
+                     windows=[Window(store.counter("nope", "caller"), 1000)], limits=[5],
+                     counted=seen.append)
+    assert missing.value.counts[0].count == 1
+    assert [c[0].count for c in seen] == [1, 2, 3, 4, 1]
+    with pytest.raises(ValueError, match="one limit per window"):
+        store.commit("g", expected_version=2, state=b"s", log_record=b"r", windows=[window])
+
+
+def test_a_conflict_answers_with_the_current_state_when_asked(store: GameStore) -> None:
+    store.create("g", b"s0")
+    store.commit("g", expected_version=0, state=b"s1", log_record=b"r1")
+    with pytest.raises(VersionConflict) as asked:
+        store.commit("g", expected_version=0, state=b"x", log_record=b"x",
+                     conflict_state=True)
+    assert (asked.value.current, asked.value.state) == (1, b"s1")
+    with pytest.raises(VersionConflict) as plain:
+        store.commit("g", expected_version=0, state=b"x", log_record=b"x")
+    assert (plain.value.current, plain.value.state) == (1, None)
+    assert store.load("g").version == 1
 
 
 def test_counting_on_a_redis_that_is_down_is_a_store_error(own_server: RedisServer) -> None:

@@ -240,6 +240,9 @@ class GameMeter:
     def windows(self) -> tuple[Window, ...]:
         return self.caller.windows
 
+    def limits(self) -> tuple[int, ...]:
+        return tuple(limit.amount for limit in self.limiter.limits)
+
     def counted(self, counts: Sequence[Count]) -> None:
         """The load counted: 429 if the caller is over a limit."""
         self.used = True

@@ -9,6 +9,7 @@ __all__ = [
     "GameExists",
     "GameNotFound",
     "IdempotentReplay",
+    "OverLimit",
     "StoreCorrupted",
     "StoreError",
     "StoreUnavailable",
@@ -48,11 +49,21 @@ class GameExists(StoreError):
 
 
 class VersionConflict(StoreError):
-    """The game is no longer at the expected version; ``current`` is its version now."""
+    """The game is no longer at the expected version; ``current`` is its version now, and
+    ``state`` its state when the commit asked for it (``conflict_state=True``)."""
 
-    def __init__(self, current: int) -> None:
+    def __init__(self, current: int, state: bytes | None = None) -> None:
         super().__init__(f"version conflict: the game is at version {current}")
         self.current = current
+        self.state = state
+
+
+class OverLimit(StoreError):
+    """A commit's window counts went over their limits: nothing was written."""
+
+    def __init__(self, counts: tuple[Count, ...]) -> None:
+        super().__init__("over a window limit; nothing written")
+        self.counts = counts
 
 
 class IdempotentReplay(StoreError):

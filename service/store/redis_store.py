@@ -7,7 +7,7 @@ still at ``expected_version`` (one EVALSHA, atomic). The store knows nothing of 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -183,14 +183,23 @@ class GameStore:
         state: bytes,
         log_record: bytes,
         idempotency: tuple[str, str, bytes] | None = None,
+        windows: Sequence[Window] = (),
+        limits: Sequence[int] = (),
+        counted: Callable[[tuple[Count, ...]], None] | None = None,
+        conflict_state: bool = False,
     ) -> int:
         """Write state as version expected_version + 1 and append log_record; one EVALSHA.
 
         ``idempotency`` is (scope, fingerprint, response): if the scope already has a record,
         IdempotentReplay(record) is raised and nothing is written; else the record is stored
-        with the commit. VersionConflict(current) if the game is at another version,
-        GameNotFound if it vanished, StoreUnavailable if the outcome is unknown.
-        Returns the new version.
+        with the commit. VersionConflict(current) if the game is at another version (with
+        its state as ``state`` when ``conflict_state``), GameNotFound if it vanished,
+        StoreUnavailable if the outcome is unknown. Returns the new version.
+
+        ``windows`` (counters from :meth:`counter` tagged with this game's id) are counted
+        first in the same round trip, whatever the outcome, and their counts are handed to
+        ``counted`` before anything else is told; when a count is over its entry in
+        ``limits`` (the most hits its window allows) nothing is written (OverLimit).
         """
         if isinstance(expected_version, bool) or not isinstance(expected_version, int):
             raise TypeError("expected_version must be an int")
@@ -212,6 +221,10 @@ class GameStore:
                 ttl=self._ttl,
                 idempotency=encoded,
                 keep=self._keep,
+                windows=windows,
+                limits=limits,
+                conflict_state=conflict_state,
+                counted=counted,
             )
 
     def idempotency(self, game_id: str, scope: str) -> IdempotencyRecord | None:

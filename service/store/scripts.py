@@ -9,14 +9,20 @@ commit costs the same however long the game.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from redis.commands.core import Script
 
 from .client import StoreClient
-from .counters import COUNT, Window
-from .errors import GameNotFound, IdempotentReplay, StoreCorrupted, VersionConflict
+from .counters import COUNT, Count, Window, counts_of
+from .errors import (
+    GameNotFound,
+    IdempotentReplay,
+    OverLimit,
+    StoreCorrupted,
+    VersionConflict,
+)
 from .keys import GameKeys
 from .lua import run
 from .records import decode_idempotency
@@ -37,32 +43,48 @@ redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
-COMMIT = """
+COMMIT = COUNT + """
 -- KEYS[1] game HASH (v = version, s = state, i:<scope> = idempotency records),
--- KEYS[2] log LIST, KEYS[3] idempotency order LIST (newest scope first)
+-- KEYS[2] log LIST, KEYS[3] idempotency order LIST (newest scope first),
+-- KEYS[4..] window counters (the game's hash tag)
 -- ARGV[1] expected version, ARGV[2] new state, ARGV[3] log record, ARGV[4] ttl seconds,
 -- ARGV[5] idempotency scope ('' for none), ARGV[6] encoded idempotency record,
--- ARGV[7] how many idempotency records a game keeps (the oldest is dropped beyond)
--- Returns {0, new version} committed | {1, record} replay, nothing written |
---         {2, current version} conflict | {3} no such game | {4, version, log length} corrupt
+-- ARGV[7] how many idempotency records a game keeps (the oldest is dropped beyond),
+-- ARGV[8] '1': answer a conflict with the current state,
+-- ARGV[9..] the counters' windows (ms), then the most hits each window allows
+-- Every counter is hit first. Returns {code, {count 1, ms left 1, …}, …}:
+--   {0, counts, new version} committed | {1, counts, record} replay, nothing written |
+--   {2, counts, current version, its state or nil} conflict | {3, counts} no such game |
+--   {4, counts, version, log length} corrupt | {5, counts} over a limit, nothing written
+local counts = count(4, 5, {})
+local windows = #KEYS - 3
+for j = 1, windows do
+  if counts[2 * j - 1] > tonumber(ARGV[8 + windows + j]) then
+    return {5, counts}
+  end
+end
 local scope = ARGV[5]
 if scope ~= '' then
   local record = redis.call('HGET', KEYS[1], 'i:' .. scope)
   if record then
-    return {1, record}
+    return {1, counts, record}
   end
 end
 local v = redis.call('HGET', KEYS[1], 'v')
 if not v then
-  return {3}
+  return {3, counts}
 end
 v = tonumber(v)
 if v ~= tonumber(ARGV[1]) then
-  return {2, v}
+  local state = false
+  if ARGV[8] == '1' then
+    state = redis.call('HGET', KEYS[1], 's')
+  end
+  return {2, counts, v, state}
 end
 local n = redis.call('LLEN', KEYS[2])
 if n ~= v then
-  return {4, v, n}
+  return {4, counts, v, n}
 end
 v = v + 1
 redis.call('HSET', KEYS[1], 'v', v, 's', ARGV[2])
@@ -79,7 +101,7 @@ elseif redis.call('EXISTS', KEYS[3]) == 1 then
 end
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
-return {0, v}
+return {0, counts, v}
 """
 
 LOAD = COUNT + """
@@ -101,7 +123,7 @@ end
 return count(2, 1, {got[1], state, got[3] or false})
 """
 
-_OK, _REPLAY, _CONFLICT, _MISSING, _CORRUPT = 0, 1, 2, 3, 4
+_OK, _REPLAY, _CONFLICT, _MISSING, _CORRUPT, _OVER = 0, 1, 2, 3, 4, 5
 
 
 class Scripts:
@@ -138,29 +160,47 @@ class Scripts:
         ttl: int,
         idempotency: tuple[str, bytes] | None,
         keep: int,
+        windows: Sequence[Window] = (),
+        limits: Sequence[int] = (),
+        conflict_state: bool = False,
+        counted: Callable[[tuple[Count, ...]], None] | None = None,
     ) -> int:
         """Run COMMIT; return the new version or raise the error its return code means.
 
         ``idempotency`` is (scope, encoded record); ``keep`` how many records a game keeps.
+        ``windows`` are hit first, whatever the outcome, and ``counted`` is given their
+        counts before the outcome is told; a count over its ``limits`` entry stops the
+        commit (OverLimit). ``conflict_state``: a VersionConflict carries the current state.
         """
+        if len(limits) != len(windows):
+            raise ValueError("one limit per window")
         scope, record = idempotency if idempotency is not None else ("", b"")
-        result: Any = run(self._client, self._commit, [keys.game, keys.log, keys.idem_order],
-                          [expected_version, state, log_record, ttl, scope, record, keep])
+        result: Any = run(self._client, self._commit,
+                          [keys.game, keys.log, keys.idem_order, *(w.key for w in windows)],
+                          [expected_version, state, log_record, ttl, scope, record, keep,
+                           "1" if conflict_state else "0", *(w.millis for w in windows),
+                           *limits])
         code = int(result[0])
+        counts = tuple(counts_of(result[1]))
+        if counted is not None:
+            counted(counts)
         if code == _OK:
-            return int(result[1])
+            return int(result[2])
         if code == _REPLAY:
             try:
-                replayed = decode_idempotency(bytes(result[1]))
+                replayed = decode_idempotency(bytes(result[2]))
             except ValueError as exc:
                 raise StoreCorrupted(f"game {game_id!r}: bad idempotency record") from exc
             raise IdempotentReplay(replayed)
         if code == _CONFLICT:
-            raise VersionConflict(int(result[1]))
+            current = result[3] if len(result) > 3 else None
+            raise VersionConflict(int(result[2]), None if current is None else bytes(current))
         if code == _MISSING:
-            raise GameNotFound(game_id)
+            raise GameNotFound(game_id, counts)
+        if code == _OVER:
+            raise OverLimit(counts)
         if code == _CORRUPT:
             raise StoreCorrupted(
-                f"game {game_id!r}: version {int(result[1])} but {int(result[2])} log records"
+                f"game {game_id!r}: version {int(result[2])} but {int(result[3])} log records"
             )
         raise StoreCorrupted(f"unexpected reply of the commit script: {result!r}")
