@@ -1,9 +1,10 @@
 """The referee's use cases: create a game, show it, play a move.
 
 This module joins the pure rules engine (:mod:`service.rules`) to the store
-(:mod:`service.store`): it loads a game's document, authenticates the seat, asks the engine,
-and commits the new state with one compare-and-set. It knows nothing of HTTP; it raises
-:class:`RefereeError` subclasses that the HTTP layer maps to statuses.
+(:mod:`service.store`): it loads a game's document (or takes the state this process holds
+of it, :class:`HeldStates`), authenticates the seat, asks the engine, and commits the new
+state with one compare-and-set. It knows nothing of HTTP; it raises :class:`RefereeError`
+subclasses that the HTTP layer maps to statuses.
 
 A game's stored document is JSON: ``{"state": <GameState.to_compact()>, "tokens": [<sha256
 of each seat's token>]}`` (``GameState.from_dict`` also reads the plain ``to_dict()`` form
