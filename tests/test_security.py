@@ -199,6 +199,21 @@ def _commands_of(redis_url: str, act: Callable[[], None]) -> tuple[list[str], se
     return from_clients, in_scripts
 
 
+def _watched_move(client: FlaskClient, redis_url: str, gid: str, headers: dict[str, str],
+                  move: dict[str, Any]) -> tuple[dict[str, Any], list[str], set[str]]:
+    """POST ``move`` while Redis MONITOR watches: the game view it answers (a 200), the
+    commands clients sent and the commands scripts ran meanwhile (:func:`_commands_of`)."""
+    replies = []
+
+    def post() -> None:
+        replies.append(client.post(f"/v1/games/{gid}/moves", json=move, headers=headers))
+
+    from_clients, in_scripts = _commands_of(redis_url, post)
+    assert replies[0].status_code == 200, replies[0].get_json()
+    view: dict[str, Any] = replies[0].get_json()["game"]
+    return view, from_clients, in_scripts
+
+
 def test_a_move_on_a_held_state_is_one_round_trip_that_counts_and_commits(
         redis_url: str) -> None:
     """The worker holds the game's current state (it read it for GET /me): the move is
@@ -209,15 +224,9 @@ def test_a_move_on_a_held_state_is_one_round_trip_that_counts_and_commits(
     gid, token = game["game_id"], game["seats"][0]["token"]
     auth = {"Authorization": f"Bearer {token}"}
     assert client.get(f"/v1/games/{gid}/me", headers=auth).status_code == 200
-    replies = []
-
-    def move() -> None:
-        replies.append(client.post(f"/v1/games/{gid}/moves",
-                                   json={"type": "draw", "source": "stock"}, headers=auth))
-
-    from_clients, in_scripts = _commands_of(redis_url, move)
-    assert replies[0].status_code == 200, replies[0].get_json()
-    assert replies[0].get_json()["game"]["version"] == 1
+    view, from_clients, in_scripts = _watched_move(client, redis_url, gid, auth,
+                                                   {"type": "draw", "source": "stock"})
+    assert view["version"] == 1
     assert from_clients == ["EVALSHA"], from_clients
     assert {"INCR", "HSET", "RPUSH"} <= in_scripts
     assert "HMGET" not in in_scripts  # nothing loaded
@@ -249,15 +258,9 @@ def test_a_move_its_stale_held_state_refuses_is_checked_against_the_stored_one(
     assert client.get(f"/v1/games/{gid}/me", headers=ana).status_code == 200  # held: v0
     assert other_worker.post(f"/v1/games/{gid}/moves", json={"type": "draw", "source": "stock"},
                              headers=ana).status_code == 200
-    replies = []
-
-    def move() -> None:
-        replies.append(client.post(f"/v1/games/{gid}/moves",
-                                   json={"type": "discard", "card": "KD"}, headers=ana))
-
-    from_clients, in_scripts = _commands_of(redis_url, move)
-    assert replies[0].status_code == 200, replies[0].get_json()
-    assert replies[0].get_json()["game"]["version"] == 2
+    view, from_clients, in_scripts = _watched_move(client, redis_url, gid, ana,
+                                                   {"type": "discard", "card": "KD"})
+    assert view["version"] == 2
     assert from_clients == ["EVALSHA", "EVALSHA"], from_clients
     assert {"HMGET", "RPUSH"} <= in_scripts  # a load, then the commit
     assert _log(client, gid) == [(1, "draw"), (2, "discard")]
@@ -277,16 +280,8 @@ def test_a_move_on_a_stale_held_state_is_applied_again_to_the_state_the_commit_r
     run = {"type": "meld", "melds": [{"cards": ["7H", "8H", "9H"]}]}
     assert other_worker.post(f"/v1/games/{gid}/moves", json=run,
                              headers=ana).status_code == 200  # v2
-    replies = []
-
-    def move() -> None:
-        replies.append(client.post(
-            f"/v1/games/{gid}/moves", headers=ana,
-            json={"type": "meld", "melds": [{"cards": ["QS", "QD", "QC"]}]}))
-
-    from_clients, in_scripts = _commands_of(redis_url, move)
-    assert replies[0].status_code == 200, replies[0].get_json()
-    view = replies[0].get_json()["game"]
+    view, from_clients, in_scripts = _watched_move(
+        client, redis_url, gid, ana, {"type": "meld", "melds": [{"cards": ["QS", "QD", "QC"]}]})
     assert view["version"] == 3
     assert [sorted(m["cards"]) for m in view["melds"]] == [["7H", "8H", "9H"],
                                                           ["QC", "QD", "QS"]]
