@@ -230,7 +230,8 @@ class RateLimiter:
 
 class GameMeter:
     """A seat's request on its own game: its rate-limit windows are counted by the script
-    that loads the game (``GameStore.load(windows=…)``), not in a round trip of their own."""
+    that loads or commits the game (``GameStore.load(windows=…)``, ``GameStore.commit(
+    windows=…, limits=…)``), not in a round trip of their own."""
 
     def __init__(self, limiter: RateLimiter, caller: Caller) -> None:
         self.limiter = limiter
@@ -244,7 +245,8 @@ class GameMeter:
         return tuple(limit.amount for limit in self.limiter.limits)
 
     def counted(self, counts: Sequence[Count]) -> None:
-        """The load counted: 429 if the caller is over a limit."""
+        """The load or commit counted: 429 if the caller is over a limit (a commit over a
+        limit wrote nothing)."""
         self.used = True
         self.limiter.judge(counts, self.caller.name)
 
