@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ import requests
 from service.redis_server import free_port
 
 START_TIMEOUT = 20.0
-STOP_TIMEOUT = 20.0
+STOP_TIMEOUT = 25.0
 
 
 def rummy_referee() -> str:
@@ -34,21 +34,45 @@ def rummy_referee() -> str:
     return found
 
 
-class Server:
-    """``rummy-referee serve`` as a child process in its own session, output in a file."""
+def children(pid: int) -> list[int]:
+    """The pids whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
 
-    def __init__(self, tmp_path: Path, redis_url: str, *, workers: int = 2,
-                 env: dict[str, str] | None = None) -> None:
+
+class Server:
+    """``rummy-referee serve`` as a child process in its own session, output in a file.
+
+    Its environment is ``base_env`` (default: this process's, without ``REDIS_*`` and
+    ``RUMMY_*``), then ``REDIS_URL`` when one is given (else serve starts its own Redis, or
+    ``env`` names a cluster or Sentinels), ``RUMMY_DATA_DIR`` in ``tmp_path``, then ``env``.
+    """
+
+    def __init__(self, tmp_path: Path, redis_url: str | None, *, workers: int = 2,
+                 threads: int = 4, env: Mapping[str, str] | None = None,
+                 base_env: Mapping[str, str] | None = None) -> None:
+        self.workers = workers
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
-        self.log = tmp_path / "serve.log"
-        environ = {k: v for k, v in os.environ.items()
-                   if k != "REDIS_URL" and not k.startswith("RUMMY_")}
-        environ["REDIS_URL"] = redis_url
-        environ["RUMMY_DATA_DIR"] = str(tmp_path / "data")
+        self.log = tmp_path / f"serve-{self.port}.log"
+        environ = dict(base_env) if base_env is not None else {
+            k: v for k, v in os.environ.items() if not k.startswith(("REDIS_", "RUMMY_"))}
+        if redis_url is not None:
+            environ["REDIS_URL"] = redis_url
+        environ.setdefault("RUMMY_DATA_DIR", str(tmp_path / "data"))
         environ.update(env or {})
         command = [rummy_referee(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
-                   "--workers", str(workers)]
+                   "--workers", str(workers), "--threads", str(threads)]
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(command, env=environ, cwd=tmp_path, stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
@@ -56,7 +80,19 @@ class Server:
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def master_pid(self) -> int:
+        """The gunicorn master: serve's one child with children of its own (serve's other
+        child, when it started its own Redis, is that redis-server)."""
+        found = [pid for pid in children(self.proc.pid) if children(pid)]
+        assert len(found) == 1, f"serve has {found} as gunicorn masters, not one"
+        return found[0]
+
+    def worker_pids(self) -> list[int]:
+        """The gunicorn workers (the children of serve's children)."""
+        return [pid for child in children(self.proc.pid) for pid in children(child)]
+
     def wait_ready(self, session: requests.Session | None = None) -> None:
+        """Until /readyz answers 200 and every worker process is up."""
         if session is None:
             with requests.Session() as own:
                 self.wait_ready(own)
@@ -70,7 +106,7 @@ class Server:
                 status = session.get(f"{self.base_url}/readyz", timeout=2).status_code
             except requests.RequestException:
                 status = None
-            if status == 200:
+            if status == 200 and len(self.worker_pids()) == self.workers:
                 return
             time.sleep(0.1)
         pytest.fail(f"GET /readyz: {status} after {START_TIMEOUT} s; output:\n{self.output()}")
@@ -89,6 +125,14 @@ class Server:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=10)
 
+    def close(self) -> None:
+        """SIGTERM, and SIGKILL if it lingers (for cleanup: never fails the test)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=STOP_TIMEOUT)
+        self.kill()
+
 
 @contextlib.contextmanager
 def served(tmp_path: Path, redis_url: str, *, workers: int = 2,
@@ -99,8 +143,4 @@ def served(tmp_path: Path, redis_url: str, *, workers: int = 2,
         server.wait_ready()
         yield server
     finally:
-        if server.proc.poll() is None:
-            server.proc.send_signal(signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                server.proc.wait(timeout=STOP_TIMEOUT)
-        server.kill()
+        server.close()

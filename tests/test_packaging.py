@@ -15,19 +15,18 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 import yaml
+from serving import Server
 
 from service.config import ConfigError, Settings, default_workers
-from service.redis_server import RedisServer, free_port
+from service.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -130,42 +129,13 @@ def _still_there(pid: int, starttime: int) -> bool:
     return stat is not None and stat[2] == starttime
 
 
-def _get(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            status: int = response.status
-            return status
-    except urllib.error.HTTPError as exc:
-        return exc.code
+class Served(Server):
+    """``rummy-referee serve`` (:class:`serving.Server`, 1 worker x 2 threads) in exactly the
+    environment ``env``, remembering the processes below it, so that cleanup finds orphans
+    too."""
 
-
-class Served:
-    """``rummy-referee serve`` as a child process, its output in a file."""
-
-    def __init__(self, tmp_path: Path, env: dict[str, str], port: int) -> None:
-        self.port = port
-        self.log = tmp_path / "serve.log"
-        command = [
-            _tool("rummy-referee"),
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-            "--threads",
-            "2",
-        ]
-        with self.log.open("wb") as out:
-            self.proc = subprocess.Popen(
-                command,
-                env=env,
-                cwd=tmp_path,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
+        super().__init__(tmp_path, None, workers=1, threads=2, base_env=env)
         self.seen: dict[int, tuple[str, int, int]] = {}
 
     def snapshot(self) -> dict[int, tuple[str, int, int]]:
@@ -174,32 +144,11 @@ class Served:
         self.seen.update(tree)
         return tree
 
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def wait_healthy(self, timeout: float = 15.0) -> None:
-        url = f"http://127.0.0.1:{self.port}/healthz"
-        deadline = time.monotonic() + timeout
-        status: int | None = None
-        while time.monotonic() < deadline:
-            self.snapshot()
-            if self.proc.poll() is not None:
-                pytest.fail(f"serve exited with {self.proc.returncode}:\n{self.output()}")
-            try:
-                status = _get(url)
-            except OSError:
-                status = None
-            if status == 200:
-                return
-            time.sleep(0.1)
-        pytest.fail(f"GET /healthz: {status} after {timeout} s; output:\n{self.output()}")
-
-    def terminate(self, timeout: float = 30.0) -> int:
-        self.proc.send_signal(signal.SIGTERM)
+    def wait_ready(self, session: requests.Session | None = None) -> None:
         try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"serve did not exit {timeout} s after SIGTERM:\n{self.output()}")
+            super().wait_ready(session)
+        finally:
+            self.snapshot()
 
     def kill_all(self) -> None:
         if self.proc.poll() is None:
@@ -526,9 +475,9 @@ def test_serve_with_a_bad_configuration_exits_2_naming_the_variable(
 def test_serve_without_redis_url_runs_its_own_redis_and_leaves_nothing_behind(
     tmp_path: Path, serve_env: dict[str, str], served: list[Served]
 ) -> None:
-    server = Served(tmp_path, serve_env, free_port())
+    server = Served(tmp_path, serve_env)
     served.append(server)
-    server.wait_healthy()
+    server.wait_ready()
 
     match = EMBEDDED_LINE.search(server.output())
     assert match, server.output()
@@ -551,9 +500,9 @@ def test_serve_with_redis_url_uses_that_redis(
     tmp_path: Path, serve_env: dict[str, str], served: list[Served]
 ) -> None:
     with RedisServer(tmp_path / "own-redis") as redis:
-        server = Served(tmp_path, serve_env | {"REDIS_URL": redis.url}, free_port())
+        server = Served(tmp_path, serve_env | {"REDIS_URL": redis.url})
         served.append(server)
-        server.wait_healthy()
+        server.wait_ready()
         assert "started redis-server" not in server.output()
         tree = server.snapshot()
         assert not [pid for pid, (comm, _, _) in tree.items() if "redis" in comm], tree

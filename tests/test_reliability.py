@@ -20,9 +20,6 @@ import http.client
 import itertools
 import json
 import math
-import os
-import signal
-import subprocess
 import threading
 import time
 import uuid
@@ -37,20 +34,18 @@ from typing import Any
 import pytest
 import redis
 from http_player import FlaskTransport, Reply, Transport
-from serving import rummy_referee
+from serving import Server
 
 from service.app import create_app
 from service.config import Settings
-from service.redis_server import RedisServer, free_port
+from service.redis_server import RedisServer
 
 REQUEST_TIMEOUT = 10.0
 """Seconds any one HTTP request may take."""
-START_TIMEOUT = 20.0
 NO_RATE_LIMITING = {"RUMMY_RATE_LIMITS": "1000000/second",
                     "RUMMY_CREATE_RATE_LIMITS": "1000000/minute"}
 """Limits these tests never reach: the limiter still works on the same Redis in every request
 (and so goes through the faults too), but a racing client is never refused with 429."""
-STOP_TIMEOUT = 25.0
 PROBLEM = "application/problem+json"
 
 
@@ -149,97 +144,17 @@ def problem_code(reply: Reply) -> str | None:
 # --- rummy-referee serve ----------------------------------------------------------------------
 
 
-def _children(pid: int) -> list[int]:
-    """The pids whose parent is ``pid`` (from /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) > 1 and int(fields[1]) == pid:
-            found.append(int(entry))
-    return sorted(found)
-
-
-class Served:
-    """``rummy-referee serve`` (gunicorn, gthread) as a child process in its own session,
-    with REDIS_URL given (so it starts no Redis of its own); output in a file."""
+class Served(Server):
+    """``rummy-referee serve`` (:class:`serving.Server`) with the rate limits out of reach
+    (``NO_RATE_LIMITING``), and a raw HTTP client on it."""
 
     def __init__(self, tmp_path: Path, redis_url: str, *, workers: int = 2, threads: int = 4,
                  env: Mapping[str, str] | None = None) -> None:
-        self.workers = workers
-        self.port = free_port()
-        self.log = tmp_path / f"serve-{self.port}.log"
-        environ = {k: v for k, v in os.environ.items()
-                   if k != "REDIS_URL" and not k.startswith("RUMMY_")}
-        environ.update({"REDIS_URL": redis_url, "RUMMY_DATA_DIR": str(tmp_path / "data")})
-        environ.update(NO_RATE_LIMITING)
-        environ.update(env or {})
-        command = [rummy_referee(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
-                   "--workers", str(workers), "--threads", str(threads)]
-        with self.log.open("wb") as out:
-            self.proc = subprocess.Popen(command, env=environ, cwd=tmp_path, stdout=out,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
+        super().__init__(tmp_path, redis_url, workers=workers, threads=threads,
+                         env={**NO_RATE_LIMITING, **(env or {})})
 
     def http(self, timeout: float = REQUEST_TIMEOUT) -> Http:
         return Http(self.port, timeout)
-
-    def wait_ready(self) -> None:
-        """Until /readyz answers 200 and every worker process is up."""
-        deadline = time.monotonic() + START_TIMEOUT
-        status: int | None = None
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"serve exited with {self.proc.returncode}:\n{self.output()}")
-            try:
-                with self.http(timeout=2) as conn:
-                    status = conn.request("GET", "/readyz").status
-            except OSError:
-                status = None
-            if status == 200 and len(self.worker_pids()) == self.workers:
-                return
-            time.sleep(0.1)
-        pytest.fail(f"not ready after {START_TIMEOUT} s (/readyz {status}):\n{self.output()}")
-
-    def master_pid(self) -> int:
-        children = _children(self.proc.pid)
-        assert len(children) == 1, f"serve has children {children}, not one gunicorn master"
-        return children[0]
-
-    def worker_pids(self) -> list[int]:
-        children = _children(self.proc.pid)
-        return _children(children[0]) if len(children) == 1 else []
-
-    def terminate(self) -> int:
-        """SIGTERM to serve (passed on to gunicorn); its exit status."""
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            pytest.fail(f"serve did not exit {STOP_TIMEOUT} s after SIGTERM:\n{self.output()}")
-
-    def kill(self) -> None:
-        """Last resort: SIGKILL the process group this test started (serve and gunicorn)."""
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 @contextlib.contextmanager

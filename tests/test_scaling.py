@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import threading
 import time
@@ -35,7 +34,7 @@ from http_player import (
 )
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
-from serving import rummy_referee
+from serving import Server, rummy_referee
 
 from service.app import create_app
 from service.config import ConfigError, Settings
@@ -658,50 +657,6 @@ def test_a_primary_down_is_503_and_the_game_survives_its_restart(
         assert player.play_match()["status"] == "finished"
 
 
-class _Served:
-    """``rummy-referee serve`` with the given environment, in its own session."""
-
-    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self.log = tmp_path / "serve.log"
-        with self.log.open("wb") as out:
-            self.proc = subprocess.Popen(
-                [rummy_referee(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
-                 "--workers", "2", "--threads", "4"],
-                env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True)
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def wait_ready(self, session: requests.Session, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        status: int | None = None
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"serve exited with {self.proc.returncode}:\n{self.output()}")
-            with contextlib.suppress(requests.RequestException):
-                status = session.get(f"{self.base_url}/readyz", timeout=2).status_code
-                if status == 200:
-                    return
-            time.sleep(0.1)
-        pytest.fail(f"GET /readyz: {status} after {timeout} s:\n{self.output()}")
-
-    def terminate(self) -> int:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"serve did not exit after SIGTERM:\n{self.output()}")
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
-
-
 def _serve_env(tmp_path: Path, extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("REDIS_", "RUMMY_"))}
@@ -722,7 +677,7 @@ def test_serve_uses_the_configured_cluster_or_sentinels_and_starts_no_redis(
     else:
         group = request.getfixturevalue("sentinel_group")
         extra = {"REDIS_SENTINELS": group.env_value, "REDIS_SENTINEL_MASTER": "mymaster"}
-    server = _Served(tmp_path, _serve_env(tmp_path, extra))
+    server = Server(tmp_path, None, base_env=_serve_env(tmp_path, extra))
     try:
         with requests.Session() as session:
             server.wait_ready(session)
