@@ -364,7 +364,12 @@ class Referee:
                     tokens, state = doc["tokens"], GameState.from_dict(doc["state"])
                     self.held.put(game_id, version, tokens, state)
             candidate = None
-            seat = self._authenticate(game_id, {"tokens": tokens}, token)
+            try:
+                seat = self._authenticate(game_id, {"tokens": tokens}, token)
+            except Unauthorized:
+                if not fresh:
+                    continue  # refused by the stored game only, as a move is
+                raise
             if fresh:
                 if loaded.idempotency is not None:
                     record = loaded.idempotency

@@ -232,6 +232,22 @@ def test_a_move_on_a_held_state_is_one_round_trip_that_counts_and_commits(
     assert "HMGET" not in in_scripts  # nothing loaded
 
 
+def test_a_wrong_token_on_a_held_game_is_refused_by_the_stored_game(redis_url: str) -> None:
+    """The worker holds the game; a token with the game's id and a wrong secret is still
+    401 (the stored game says so, and its load counts the caller), and nothing is applied."""
+    client = _seat_app(redis_url, "100/second")
+    game = _game(client)
+    gid, token = game["game_id"], game["seats"][0]["token"]
+    assert client.get(f"/v1/games/{gid}/me",
+                      headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    forged = {"Authorization": f"Bearer {gid}.0.{'x' * 32}"}
+    reply = client.post(f"/v1/games/{gid}/moves", json={"type": "draw", "source": "stock"},
+                        headers=forged)
+    assert reply.status_code == 401
+    assert reply.content_type == "application/problem+json"
+    assert client.get(f"/v1/games/{gid}").get_json()["version"] == 0
+
+
 def _arranged_game(client: FlaskClient) -> tuple[str, dict[str, str]]:
     """Deal A of test_api (seat 0 plays first, holding a run and a set): its id and
     seat 0's Authorization header."""
