@@ -35,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
                              "many seconds, default 2")
     parser.add_argument("--games-per-client", type=int, default=4,
                         help="games each client keeps going, default 4")
+    parser.add_argument("--connection-per-seat", action="store_true",
+                        help="each seat of a game on its own keep-alive connection (as "
+                             "players on their own devices), instead of one per client")
     parser.add_argument("--driver-procs", type=int, default=2,
                         help="load-driver processes the clients are spread over, default 2")
     parser.add_argument("--workers", type=int, default=None,
@@ -55,7 +58,8 @@ def _load(stack: Stack, args: argparse.Namespace, tmp: Path, size: int
     start = time.time() + 1.0 + args.warmup
     base = {"host": "127.0.0.1", "port": stack.port, "measure_from": start,
             "seconds": args.seconds, "slot_seconds": args.slot, "warmup": args.warmup,
-            "games_per_client": args.games_per_client, "size": size}
+            "games_per_client": args.games_per_client, "size": size,
+            "connection_per_seat": args.connection_per_seat}
     running = []
     first = 0
     for p in range(procs):
@@ -79,6 +83,7 @@ def _load(stack: Stack, args: argparse.Namespace, tmp: Path, size: int
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     results: dict[str, Any] = {"budget": BUDGET, "clients": args.clients,
+                               "connection_per_seat": args.connection_per_seat,
                                "seconds": args.seconds, "slot": args.slot,
                                "cpus": os.cpu_count()}
     if not args.skip_engine:

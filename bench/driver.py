@@ -105,6 +105,10 @@ class Client:
                  schedule: Schedule) -> None:
         self.index = index
         self.conn = Connection(cfg["host"], cfg["port"])
+        self.per_seat = bool(cfg.get("connection_per_seat"))
+        """Each seat of a game on a connection of its own (as players on their own devices),
+        instead of all of the client's requests on one."""
+        self.seat_conns: dict[tuple[str, int], Connection] = {}
         self.moves = tallies[MOVES]
         self.ceiling = tallies[CEILING]
         self.schedule = schedule
@@ -125,13 +129,31 @@ class Client:
 
     # -- moves ---------------------------------------------------------------------------
 
+    def _conn(self, game: GamePlan | None = None, seat: int = 0) -> Connection:
+        """The connection a seat's requests go on."""
+        if game is None or not self.per_seat:
+            return self.conn
+        key = (game.game_id, seat)
+        conn = self.seat_conns.get(key)
+        if conn is None:
+            conn = self.seat_conns[key] = Connection(self.conn.host, self.conn.port)
+        return conn
+
+    async def _forget(self, game: GamePlan) -> None:
+        """Close the connections of a finished game's seats."""
+        for seat in range(len(game.tokens)):
+            conn = self.seat_conns.pop((game.game_id, seat), None)
+            if conn is not None:
+                await conn.close()
+
     async def _other(self, method: str, path: str, body: Any = None,
-                     token: str | None = None) -> Reply | None:
+                     token: str | None = None, conn: Connection | None = None
+                     ) -> Reply | None:
         headers = {"Authorization": f"Bearer {token}"} if token else None
         data = None if body is None else dumps(body)
         started = time.time()
         try:
-            reply = await self.conn.request(method, path, data, headers)
+            reply = await (conn or self.conn).request(method, path, data, headers)
         except HttpError as exc:
             self.moves.error(str(exc))
             return None
@@ -156,7 +178,7 @@ class Client:
 
     async def _refresh(self, game: GamePlan, seat: int) -> bool:
         reply = await self._other("GET", f"/v1/games/{game.game_id}/me",
-                                  token=game.tokens[seat])
+                                  token=game.tokens[seat], conn=self._conn(game, seat))
         if reply is None:
             return False
         game.saw(seat, reply.json(), [])
@@ -168,7 +190,7 @@ class Client:
         headers = {"Authorization": f"Bearer {game.tokens[seat]}"}
         started = time.time()
         try:
-            reply = await self.conn.request("POST", path, dumps(move), headers)
+            reply = await self._conn(game, seat).request("POST", path, dumps(move), headers)
         except HttpError as exc:
             self.moves.error(str(exc))
             return 0
@@ -198,7 +220,7 @@ class Client:
     async def _recover(self, game: GamePlan, seat: int) -> None:
         """After a refused move: ask for the legal moves and make the simplest one."""
         reply = await self._other("GET", f"/v1/games/{game.game_id}/legal-moves",
-                                  token=game.tokens[seat])
+                                  token=game.tokens[seat], conn=self._conn(game, seat))
         if reply is None:
             return
         moves = reply.json()["moves"]
@@ -224,6 +246,7 @@ class Client:
         if game.finished:
             if self.schedule.at(time.time())[1] >= 0:
                 self.moves.games_finished += 1
+            await self._forget(game)
             replacement = await self._new_game()
             if replacement is None:
                 await asyncio.sleep(0.05)
@@ -269,6 +292,8 @@ class Client:
             else:
                 await self._ceiling_step()
         await self.conn.close()
+        for conn in self.seat_conns.values():
+            await conn.close()
         for kind, tally in ((MOVES, self.moves), (CEILING, self.ceiling)):
             if self.timed[kind]:
                 tally.client_p50s.append(statistics.median(self.timed[kind]))

@@ -62,6 +62,10 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
     s = r["server"]
     lines.append(f"server: gunicorn {s['worker_class']}, {s['workers']} workers x "
                  f"{s['threads']} threads; redis-server {s['redis']}")
+    lines.append("connections: " + ("one per seat of each game (moves of one game come on "
+                                    "several connections, so on several workers)"
+                                    if r.get("connection_per_seat") else
+                                    "one per client (all seats of its games on it)"))
     lines.append(f"load: moves and ceiling alternate in {r['slot']:g} s slots; machine load "
                  f"average {r['load_before']:.1f} before, {r['load_after']:.1f} after "
                  "(other work on the machine slows both alike)")
