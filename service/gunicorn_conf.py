@@ -13,6 +13,7 @@ serve`` sets REDIS_URL when none is set (starting an embedded redis-server), and
 docker-compose.yml.
 """
 
+import gc
 import json
 import os
 import shutil as _shutil
@@ -63,6 +64,17 @@ def pre_request(worker: Any, req: Any) -> None:
     other 3 (``req_number`` counts requests per connection, from 1)."""
     if _keepalive_requests and req.req_number >= _keepalive_requests:
         req.must_close = True
+
+
+def post_worker_init(worker: Any) -> None:
+    """The worker has loaded the app: collect once, then freeze what is there (modules, the
+    app, its schemas, the OpenAPI document), so that the cyclic collector never scans those
+    objects again. Measured under the benchmark, a worker's full collections took up to
+    75-78 ms each (about 300 ms per run) before, 41-44 ms (about 100 ms per run) after; all
+    other requests of the worker wait while one runs."""
+    gc.collect()
+    gc.freeze()
+
 
 # Logs go to the console (12-factor): access log to stdout, error log to stderr.
 accesslog = "-"

@@ -316,6 +316,21 @@ def test_gunicorn_conf_reads_the_environment_and_sets_only_gunicorn_settings(
     assert 0 < conf["graceful_timeout"] < conf["timeout"]
 
 
+def test_gunicorn_conf_freezes_what_a_worker_has_loaded(serve_env: dict[str, str]) -> None:
+    """post_worker_init: the objects a worker holds once it has loaded the app are frozen
+    (never scanned by the cyclic collector again)."""
+    code = ("import gc, runpy, sys; conf = runpy.run_path(sys.argv[1]); "
+            "import service.app; service.app.create_app; before = gc.get_freeze_count(); "
+            "conf['post_worker_init'](None); print(before, gc.get_freeze_count())")
+    result = subprocess.run([sys.executable, "-c", code, str(ROOT / "gunicorn.conf.py")],
+                            env=serve_env | {"REDIS_URL": "redis://127.0.0.1:1/0"}, cwd=ROOT,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    before, after = (int(n) for n in result.stdout.split())
+    assert before == 0
+    assert after > 10_000
+
+
 def test_gunicorn_conf_refuses_to_start_without_redis_url_or_with_bad_settings(
     serve_env: dict[str, str],
 ) -> None:
