@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from random import Random
 from typing import Any
 
+import hidden_cards
 import pytest
 from bot import choose_move, legal_discard, maybe_cut_in
 from hypothesis import HealthCheck, given, settings
@@ -29,7 +30,6 @@ from service.rules import (
     new_game,
     public_view,
     redact_event,
-    seat_view,
 )
 from service.rules.cards import standard_deck
 from service.rules.dummy import CONTRACTS, dummy_count
@@ -696,30 +696,8 @@ def test_other_variants_views_are_unchanged() -> None:
 # Random legal play (Hypothesis)
 
 
-def card_strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value] if value in CODES else []
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in card_strings(k) + card_strings(v)]
-    if isinstance(value, list | tuple):
-        return [s for v in value for s in card_strings(v)]
-    return []
-
-
 def check_views(state: GameState, version: int, deck: Sequence[str] = DECK) -> None:
-    """C-DECK conservation, and views that show no hidden card."""
-    assert Counter(state.all_cards()) == Counter(deck)
-    view = public_view(state, "g", version)
-    assert [m["cards"] for m in view["melds"]] == [m.cards for m in state.melds]
-    assert view["discard_top"] == (state.discard[-1] if state.discard else None)
-    rest = {k: v for k, v in view.items() if k not in ("melds", "discard_top")}
-    assert card_strings(rest) == [], "the public view shows a hidden card"
-    for seat in range(state.players_count):
-        mine = seat_view(state, "g", version, seat)
-        assert Counter(mine["hand"]) == Counter(state.hands[seat])
-        rest = {k: v for k, v in mine.items()
-                if k not in ("melds", "discard_top", "hand", "taken_discard")}
-        assert card_strings(rest) == []
+    hidden_cards.check_views(state, version, deck)
 
 
 def check_events(events: list[dict[str, Any]], n: int) -> None:
