@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from deals import auth
 from flask.testing import FlaskClient
 from http_player import FlaskTransport, HttpPlayer
 from werkzeug.test import TestResponse
@@ -54,10 +55,6 @@ def arranged(hands: list[list[str]], upcard: str, stock_top: list[str] | None = 
 
 def deal_a() -> dict[str, Any]:
     return arranged(A_HANDS, A_UPCARD, A_STOCK_TOP)
-
-
-def auth(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 def create(client: FlaskClient, players: int = 2, **fields: Any) -> TestResponse:

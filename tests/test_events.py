@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from deals import arranged, auth
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
@@ -54,20 +55,6 @@ MATCH = [
                                    {"cards": ["2C", "3C", "4C"]}]}),  # 8
     (1, {"type": "discard", "card": "8D"}),  # 9: out, game over
 ]
-
-
-def arranged(hands: list[list[str]], upcard: str | None, stock_top: list[str],
-             deck: list[str] = DECK) -> dict[str, Any]:
-    """A complete deal of ``deck``: the hands, the upcard, the stock top first."""
-    rest = list(deck)
-    for card in [c for h in hands for c in h] + ([upcard] if upcard else []) + stock_top:
-        rest.remove(card)
-    return {"hands": [list(h) for h in hands], "discard": [upcard] if upcard else [],
-            "stock": [*stock_top, *rest]}
-
-
-def auth(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 class Game:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from bot import play
+from deals import arranged, auth
 from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -329,20 +330,6 @@ def test_a_joker_run_with_the_natural_in_hand_is_listed() -> None:
 # Deal A (basic, two players, dealer 1: seat 0 plays first; upcard 5C; stock 6H, 9D, …)
 A_HANDS = [["7H", "8H", "9H", "QS", "QD", "QC", "2C", "3C", "4C", "KD"],
            ["TH", "JH", "KS", "KC", "5D", "6D", "7D", "AS", "2S", "8C"]]
-
-
-def arranged(hands: list[list[str]], upcard: str | None, stock_top: list[str],
-             deck: list[str] = DECK) -> dict[str, Any]:
-    """A complete deal of ``deck``: the hands, the upcard, the stock top first."""
-    rest = list(deck)
-    for card in [c for h in hands for c in h] + ([upcard] if upcard else []) + stock_top:
-        rest.remove(card)
-    return {"hands": [list(h) for h in hands], "discard": [upcard] if upcard else [],
-            "stock": [*stock_top, *rest]}
-
-
-def auth(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 class Game:
