@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from deals import auth
+from deals import arranged, auth
 from flask.testing import FlaskClient
 from http_player import FlaskTransport, HttpPlayer
 from werkzeug.test import TestResponse
@@ -41,16 +41,6 @@ B_COUNT_1 = 10 + 10 + 5 + 6 + 7 + 1 + 2 + 8 + 9 + 10  # 68
 C_HANDS = [["KS", "KH", "KD", "JS", "JH", "JD", "TS", "TD", "9S", "9D"],
            ["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"]]
 C_COUNT_0 = 8 * 10 + 2 * 9  # 98
-
-
-def arranged(hands: list[list[str]], upcard: str, stock_top: list[str] | None = None,
-             ) -> dict[str, Any]:
-    """A complete 52-card deal: the given hands and upcard, the stock top first."""
-    top = stock_top or []
-    used = [c for h in hands for c in h] + [upcard] + top
-    assert len(used) == len(set(used)), "a card twice in an arranged deal"
-    rest = [c for c in DECK if c not in used]
-    return {"hands": [list(h) for h in hands], "discard": [upcard], "stock": top + rest}
 
 
 def deal_a() -> dict[str, Any]:
