@@ -225,21 +225,21 @@ class Referee:
         assert loaded.state is not None
         return loaded, _decode(loaded.state)
 
-    def _state(self, game_id: str, loaded: Loaded, doc: Mapping[str, Any]) -> GameState:
-        """The state of a loaded document, held for the game's next move."""
+    def _hold(self, game_id: str, version: int, doc: Mapping[str, Any]) -> GameState:
+        """The state of a stored document at ``version``, held for the game's next move."""
         state = GameState.from_dict(doc["state"])
-        self.held.put(game_id, loaded.version, doc["tokens"], state)
+        self.held.put(game_id, version, doc["tokens"], state)
         return state
 
     def public(self, game_id: str) -> Answer:
         loaded, doc = self._load(game_id)
-        state = self._state(game_id, loaded, doc)
+        state = self._hold(game_id, loaded.version, doc)
         return Answer(public_view(state, game_id, loaded.version), loaded.version)
 
     def seat(self, game_id: str, token: str | None, meter: Meter | None = None) -> Answer:
         loaded, doc = self._load(game_id, meter=meter)
         seat = self._authenticate(game_id, doc, token)
-        state = self._state(game_id, loaded, doc)
+        state = self._hold(game_id, loaded.version, doc)
         return Answer(seat_view(state, game_id, loaded.version, seat), loaded.version)
 
     # -- auth ----------------------------------------------------------------------------
@@ -280,7 +280,7 @@ class Referee:
         """Every legal move of the token's seat now (``rules.legal``)."""
         loaded, doc = self._load(game_id, meter=meter)
         seat = self._authenticate(game_id, doc, token)
-        state = self._state(game_id, loaded, doc)
+        state = self._hold(game_id, loaded.version, doc)
         body = legal_moves(state, seat, limit).as_dict()
         body["version"] = loaded.version
         return Answer(body, loaded.version)
@@ -361,8 +361,7 @@ class Referee:
                 else:
                     assert loaded.state is not None
                     doc = _decode(loaded.state)
-                    tokens, state = doc["tokens"], GameState.from_dict(doc["state"])
-                    self.held.put(game_id, version, tokens, state)
+                    tokens, state = doc["tokens"], self._hold(game_id, version, doc)
             candidate = None
             try:
                 seat = self._authenticate(game_id, {"tokens": tokens}, token)
@@ -408,8 +407,7 @@ class Referee:
                 if conflict.state is not None:
                     doc = _decode(conflict.state)
                     candidate = (conflict.current, doc["tokens"],
-                                 GameState.from_dict(doc["state"]))
-                    self.held.put(game_id, *candidate)
+                                 self._hold(game_id, conflict.current, doc))
                 continue
             except IdempotentReplay as replay:
                 return self._replay(replay.record.fingerprint, replay.record.response,
