@@ -114,6 +114,8 @@ class RateLimiter:
                  create_limits: Sequence[str]) -> None:
         self.store = store
         self.limits = tuple(Limit.parse(text) for text in limits)
+        self.amounts = tuple(limit.amount for limit in self.limits)
+        """The most hits each limit's window allows, in the order of ``limits``."""
         self.create_limits = tuple(Limit.parse(text) for text in create_limits)
         self._blocked: dict[str, tuple[float, Limit]] = {}
         """Caller → (monotonic end of its window, the limit it went over), this worker."""
@@ -242,7 +244,7 @@ class GameMeter:
         return self.caller.windows
 
     def limits(self) -> tuple[int, ...]:
-        return tuple(limit.amount for limit in self.limiter.limits)
+        return self.limiter.amounts
 
     def counted(self, counts: Sequence[Count]) -> None:
         """The load or commit counted: 429 if the caller is over a limit (a commit over a
