@@ -129,9 +129,9 @@ class Client:
 
     # -- moves ---------------------------------------------------------------------------
 
-    def _conn(self, game: GamePlan | None = None, seat: int = 0) -> Connection:
+    def _conn(self, game: GamePlan, seat: int) -> Connection:
         """The connection a seat's requests go on."""
-        if game is None or not self.per_seat:
+        if not self.per_seat:
             return self.conn
         key = (game.game_id, seat)
         conn = self.seat_conns.get(key)
