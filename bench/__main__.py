@@ -46,20 +46,24 @@ def _parser() -> argparse.ArgumentParser:
                         help="threads per worker (default: the service's, RUMMY_THREADS)")
     parser.add_argument("--skip-engine", action="store_true",
                         help="skip the in-process engine figures")
+    parser.add_argument("--skip-floor", action="store_true",
+                        help="skip the floor: a bare Flask route (bench/floor.py) served by "
+                             "a second gunicorn with the same settings, in slots of its own")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     return parser
 
 
 def _load(stack: Stack, args: argparse.Namespace, tmp: Path, size: int
-          ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Run the load (moves and ceiling slots alternating) in separate driver processes;
-    the merged tallies of the moves and of the ceiling."""
+          ) -> dict[str, dict[str, Any]]:
+    """Run the load (moves, ceiling and floor slots in turn) in separate driver processes;
+    the merged tallies of each kind of load."""
     procs = max(1, min(args.driver_procs, args.clients))
     start = time.time() + 1.0 + args.warmup
     base = {"host": "127.0.0.1", "port": stack.port, "measure_from": start,
             "seconds": args.seconds, "slot_seconds": args.slot, "warmup": args.warmup,
             "games_per_client": args.games_per_client, "size": size,
-            "connection_per_seat": args.connection_per_seat}
+            "connection_per_seat": args.connection_per_seat,
+            "floor_port": stack.floor_port or None}
     running = []
     first = 0
     for p in range(procs):
@@ -76,8 +80,8 @@ def _load(stack: Stack, args: argparse.Namespace, tmp: Path, size: int
             raise RuntimeError(f"a driver process failed (exit {proc.returncode})")
         results.append(json.loads(out.read_text()))
     seconds = float(results[0]["measured_seconds"])
-    return (summarize([r["moves"] for r in results], seconds),
-            summarize([r["ceiling"] for r in results], seconds))
+    kinds = [kind for kind in results[0] if kind != "measured_seconds"]
+    return {kind: summarize([r[kind] for r in results], seconds) for kind in kinds}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         results["engine"] = engine.figures()
     with tempfile.TemporaryDirectory(prefix="rummy-bench-") as name:
         tmp = Path(name)
-        stack = Stack(tmp, workers=args.workers, threads=args.threads)
+        stack = Stack(tmp, workers=args.workers, threads=args.threads,
+                      floor=not args.skip_floor)
         print("starting redis-server and the service …", file=sys.stderr, flush=True)
         stack.start()
         try:
@@ -99,13 +104,16 @@ def main(argv: list[str] | None = None) -> int:
             reference = probe.reference_game("127.0.0.1", stack.port, stack.redis.url)
             results["memory"] = {"reference_game": reference}
             size = reference["state_bytes"]
-            print(f"load: {args.clients} clients, {args.seconds:g} s of moves and "
-                  f"{args.seconds:g} s of ceiling ({size}-byte payload) in {args.slot:g} s "
-                  "slots …", file=sys.stderr, flush=True)
+            kinds = "moves, ceiling" + ("" if args.skip_floor else " and floor")
+            print(f"load: {args.clients} clients, {args.seconds:g} s each of {kinds} "
+                  f"({size}-byte payload) in {args.slot:g} s slots …", file=sys.stderr,
+                  flush=True)
             results["load_before"] = os.getloadavg()[0]
-            results["moves"], results["ceiling"] = _load(stack, args, tmp, size)
+            results.update(_load(stack, args, tmp, size))
             results["load_after"] = os.getloadavg()[0]
-            results["ceiling"]["payload_bytes"] = size
+            for kind in ("ceiling", "floor"):
+                if kind in results:
+                    results[kind]["payload_bytes"] = size
             results["memory"]["all_games"] = probe.all_games(stack.redis.url)
         finally:
             stack.stop()

@@ -11,9 +11,11 @@ same machine (other work on it comes and goes):
   refused move with ``GET …/legal-moves`` and replaces finished games. Only
   ``POST …/moves`` answers are timed and counted.
 * a *ceiling* slot: each client calls ``GET /_bench/ceiling/<its key>?size=N``.
+* a *floor* slot, when the configuration names a ``floor_port``: the same call to the bare
+  Flask route of :mod:`bench.floor`, served by a second gunicorn with the same settings.
 
 A request is counted when it starts and ends in the same measured slot of its kind. The
-warm-up before the first slot runs both loads, unmeasured.
+warm-up before the first slot runs every load in turn, unmeasured.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from bench.http import Connection, HttpError, Reply, dumps
 from bench.player import GamePlan, new_game_body
 
 VARIANTS = ("basic", "rummy51", "lebanese14", "dummy", "wrotham")
-MOVES, CEILING = "moves", "ceiling"
+MOVES, CEILING, FLOOR = "moves", "ceiling", "floor"
 
 
 @dataclass
@@ -71,16 +73,20 @@ class Tally:
 
 
 class Schedule:
-    """Measured slots from ``start``: moves, ceiling, moves, … each ``slot`` seconds long,
-    ``seconds`` of each kind in all. Before ``start``: the warm-up (moves, then ceiling)."""
+    """Measured slots from ``start``, one kind of load after the other (moves, ceiling,
+    moves, … or moves, ceiling, floor, moves, …), each ``slot`` seconds long, ``seconds``
+    of each kind in all. Before ``start``: the warm-up, each kind in turn."""
 
     def __init__(self, start: float, seconds: float, slot: float, warmup: float,
-                 only: str | None = None) -> None:
+                 only: str | None = None, kinds: tuple[str, ...] = (MOVES, CEILING)) -> None:
         self.only = only
         """One kind of load only (for profiling), else alternating slots."""
+        self.kinds = kinds
         self.start = start
         self.slot = slot
-        self.slots = 2 * max(1, math.ceil(seconds / slot))
+        self.per_kind = max(1, math.ceil(seconds / slot))
+        """Measured slots of each kind."""
+        self.slots = len(kinds) * self.per_kind
         self.end = start + (seconds if only else self.slots * slot)
         self.warmup = warmup
 
@@ -89,11 +95,12 @@ class Schedule:
         if self.only is not None:
             return self.only, (0 if self.start <= now < self.end else -1)
         if now < self.start:
-            return (MOVES if self.start - now > self.warmup / 2 else CEILING), -1
+            done = 1.0 - (self.start - now) / self.warmup if self.warmup > 0 else 1.0
+            return self.kinds[min(len(self.kinds) - 1, max(0, int(done * len(self.kinds))))], -1
         index = int((now - self.start) / self.slot)
         if index >= self.slots:
             return MOVES, -1
-        return (MOVES if index % 2 == 0 else CEILING), index
+        return self.kinds[index % len(self.kinds)], index
 
     @property
     def over(self) -> bool:
@@ -105,12 +112,15 @@ class Client:
                  schedule: Schedule) -> None:
         self.index = index
         self.conn = Connection(cfg["host"], cfg["port"])
+        self.floor_conn = (Connection(cfg["host"], int(cfg["floor_port"]))
+                           if cfg.get("floor_port") else None)
+        """The keep-alive connection to :mod:`bench.floor`'s server."""
         self.per_seat = bool(cfg.get("connection_per_seat"))
         """Each seat of a game on a connection of its own (as players on their own devices),
         instead of all of the client's requests on one."""
         self.seat_conns: dict[tuple[str, int], Connection] = {}
         self.moves = tallies[MOVES]
-        self.ceiling = tallies[CEILING]
+        self.tallies = tallies
         self.schedule = schedule
         self.rng = Random(cfg.get("seed", 0) * 1000 + index)
         self.per_client = int(cfg["games_per_client"])
@@ -118,7 +128,7 @@ class Client:
         self.created = 0
         self.games: list[GamePlan] = []
         self.turn = 0
-        self.timed: dict[str, list[float]] = {MOVES: [], CEILING: []}
+        self.timed: dict[str, list[float]] = {kind: [] for kind in tallies}
         """This client's counted latencies by kind of load."""
 
     def _slot(self, started: float) -> int:
@@ -264,45 +274,54 @@ class Client:
         elif status != 200:
             await self._refresh(game, seat)
 
-    # -- the ceiling ---------------------------------------------------------------------
+    # -- the ceiling and the floor -------------------------------------------------------
 
-    async def _ceiling_step(self) -> None:
+    async def _call_step(self, kind: str, conn: Connection) -> None:
+        """One call of the ceiling endpoint (or of the floor's route, on its server)."""
+        tally = self.tallies[kind]
         started = time.time()
         try:
-            reply = await self.conn.request("GET", self.ceiling_path)
+            reply = await conn.request("GET", self.ceiling_path)
         except HttpError as exc:
-            self.ceiling.error(str(exc))
+            tally.error(str(exc))
             await asyncio.sleep(0.01)
             return
         reply.json()  # a client reads what it asked for
         if self._slot(started) < 0:
             return
-        self.ceiling.latencies.append(reply.seconds)
-        self.timed[CEILING].append(reply.seconds)
+        tally.latencies.append(reply.seconds)
+        self.timed[kind].append(reply.seconds)
         if reply.status == 200:
-            self.ceiling.ok += 1
+            tally.ok += 1
         else:
-            self.ceiling.error(f"ceiling: {reply.status} {reply.body[:200]!r}")
+            tally.error(f"{kind}: {reply.status} {reply.body[:200]!r}")
 
     async def run(self) -> None:
         while not self.schedule.over:
             kind, _ = self.schedule.at(time.time())
             if kind == MOVES:
                 await self._move_step()
+            elif kind == FLOOR and self.floor_conn is not None:
+                await self._call_step(FLOOR, self.floor_conn)
             else:
-                await self._ceiling_step()
-        await self.conn.close()
-        for conn in self.seat_conns.values():
-            await conn.close()
-        for kind, tally in ((MOVES, self.moves), (CEILING, self.ceiling)):
+                await self._call_step(CEILING, self.conn)
+        for conn in (self.conn, self.floor_conn, *self.seat_conns.values()):
+            if conn is not None:
+                await conn.close()
+        for kind, tally in self.tallies.items():
             if self.timed[kind]:
                 tally.client_p50s.append(statistics.median(self.timed[kind]))
 
 
+def _schedule(cfg: dict[str, Any]) -> Schedule:
+    kinds = (MOVES, CEILING, FLOOR) if cfg.get("floor_port") else (MOVES, CEILING)
+    return Schedule(float(cfg["measure_from"]), float(cfg["seconds"]),
+                    float(cfg["slot_seconds"]), float(cfg["warmup"]), cfg.get("only"), kinds)
+
+
 async def drive(cfg: dict[str, Any]) -> dict[str, Tally]:
-    tallies = {MOVES: Tally(), CEILING: Tally()}
-    schedule = Schedule(float(cfg["measure_from"]), float(cfg["seconds"]),
-                        float(cfg["slot_seconds"]), float(cfg["warmup"]), cfg.get("only"))
+    schedule = _schedule(cfg)
+    tallies = {kind: Tally() for kind in schedule.kinds}
     first = int(cfg["first_client"])
     clients = [Client(first + i, cfg, tallies, schedule) for i in range(int(cfg["clients"]))]
     await asyncio.gather(*(c.run() for c in clients))
@@ -313,10 +332,9 @@ def main(argv: list[str]) -> int:
     cfg = json.loads(argv[0])
     gc.freeze()  # start-up objects are never scanned again by the collector
     tallies = asyncio.run(drive(cfg))
-    schedule = Schedule(float(cfg["measure_from"]), float(cfg["seconds"]),
-                        float(cfg["slot_seconds"]), float(cfg["warmup"]))
-    out_data = {kind: t.as_dict() for kind, t in tallies.items()}
-    out_data["measured_seconds"] = schedule.slots // 2 * schedule.slot
+    schedule = _schedule(dict(cfg, only=None))
+    out_data: dict[str, Any] = {kind: t.as_dict() for kind, t in tallies.items()}
+    out_data["measured_seconds"] = schedule.per_kind * schedule.slot
     with open(argv[1], "w") as out:
         json.dump(out_data, out)
     return 0

@@ -66,19 +66,27 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
                                     "several connections, so on several workers)"
                                     if r.get("connection_per_seat") else
                                     "one per client (all seats of its games on it)"))
-    lines.append(f"load: moves and ceiling alternate in {r['slot']:g} s slots; machine load "
+    floor = r.get("floor")
+    kinds = "moves, ceiling and floor take turns" if floor else "moves and ceiling alternate"
+    lines.append(f"load: {kinds} in {r['slot']:g} s slots; machine load "
                  f"average {r['load_before']:.1f} before, {r['load_after']:.1f} after "
                  "(other work on the machine slows both alike)")
     lines.append("")
     lines.append("HTTP under load            per s    p50 ms   p95 ms   p99 ms   max ms  "
                  "errors")
-    for name, phase in (("moves (POST …/moves)", moves), ("ceiling (GET+SET)", ceiling)):
+    phases = [("moves (POST …/moves)", moves), ("ceiling (GET+SET)", ceiling)]
+    if floor:
+        phases.append(("floor (bare Flask)", floor))
+    for name, phase in phases:
         lines.append(f"  {name:<22} {phase['per_second']:>7.0f}  {phase['p50_ms']:>8.2f} "
                      f"{phase['p95_ms']:>8.2f} {phase['p99_ms']:>8.2f} {phase['max_ms']:>8.1f}"
                      f"  {phase['errors']:>6}")
     lines.append(f"  ratio moves/ceiling: {r['ratio']:.2f}   (ceiling payload "
                  f"{ceiling['payload_bytes']} B = a stored mid-hand rummy51 state)")
-    for name, phase in (("moves", moves), ("ceiling", ceiling)):
+    if floor:
+        lines.append("  floor: a bare Flask route answering the same payload under the same "
+                     "gunicorn settings, no Redis, none of the service's hooks (bench/floor.py)")
+    for name, phase in [(n.split(" ")[0], p) for n, p in phases]:
         own = phase["client_p50s_ms"]
         if own:
             lines.append(f"  {name}: mean {phase['mean_ms']:.2f} ms (closed loop: {r['clients']} "
@@ -90,12 +98,12 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
                  f"finished; other requests (create, GET /me, legal-moves): "
                  f"{moves['other_requests']}")
     lines.append("  move mix: " + ", ".join(f"{k} {v}" for k, v in moves["move_types"].items()))
-    for sample in moves["samples"] + ceiling["samples"]:
+    for sample in [x for _, phase in phases for x in phase["samples"]]:
         lines.append(f"  ! {sample}")
     checks: list[tuple[str, bool]] = [
         (f"moves/s >= {b['ratio_min']} x ceiling", r["ratio"] >= b["ratio_min"]),
         (f"moves p99 <= {b['p99_ms_max']:g} ms", moves["p99_ms"] <= b["p99_ms_max"]),
-        ("0 errors", moves["errors"] + ceiling["errors"] <= b["errors_max"]),
+        ("0 errors", sum(phase["errors"] for _, phase in phases) <= b["errors_max"]),
     ]
     engine = r.get("engine")
     if engine is not None:

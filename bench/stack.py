@@ -6,7 +6,8 @@ embedded Redis fsyncs every write instead). The service is started the way the R
 production runs it: ``rummy-referee serve`` (gunicorn, gthread workers, the settings of
 ``service/gunicorn_conf.py``: access log on, ``RUMMY_WORKERS`` = CPUs, ``RUMMY_THREADS``
 = 4 unless the environment says otherwise) with ``REDIS_URL`` set and
-``RUMMY_BENCHMARK=1`` for the ceiling endpoint.
+``RUMMY_BENCHMARK=1`` for the ceiling endpoint. With ``floor=True`` a second gunicorn,
+with the same settings, serves :mod:`bench.floor`, a bare Flask route.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+from service.cli import GUNICORN_CONFIG
 from service.redis_server import RedisServer, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
 
 APPENDFSYNC = "everysec"
 
@@ -33,9 +37,14 @@ def _executable(name: str) -> str:
 class Stack:
     """redis-server + ``rummy-referee serve``, started and stopped together."""
 
-    def __init__(self, tmp: Path, workers: int | None = None, threads: int | None = None
-                 ) -> None:
+    def __init__(self, tmp: Path, workers: int | None = None, threads: int | None = None,
+                 floor: bool = False) -> None:
         self.tmp = tmp
+        self.floor = floor
+        """Also serve :mod:`bench.floor` (a bare Flask route) with the same gunicorn
+        settings, on ``floor_port``."""
+        self.floor_port = 0
+        self.floor_server: subprocess.Popen[bytes] | None = None
         self.workers = workers
         self.threads = threads
         self.redis = RedisServer(tmp / "redis", appendonly=True, appendfsync=APPENDFSYNC)
@@ -58,34 +67,54 @@ class Stack:
             cmd += ["--workers", str(self.workers)]
         if self.threads:
             cmd += ["--threads", str(self.threads)]
-        with self.log_path.open("ab") as log:
-            self.server = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
-                                           stdout=log, stderr=subprocess.STDOUT)
+        self.server = self._launch(cmd, env, self.port, self.log_path, timeout)
+        if self.floor:
+            self.floor_port = free_port()
+            env = self._env(metrics="floor-metrics")
+            env["RUMMY_BIND"] = f"127.0.0.1:{self.floor_port}"
+            if self.workers:
+                env["RUMMY_WORKERS"] = str(self.workers)
+            if self.threads:
+                env["RUMMY_THREADS"] = str(self.threads)
+            self.floor_server = self._launch(
+                [sys.executable, "-m", "gunicorn", "--config", GUNICORN_CONFIG,
+                 "bench.floor:app"], env, self.floor_port, self.tmp / "floor.log", timeout)
+
+    def _launch(self, cmd: list[str], env: dict[str, str], port: int, log_path: Path,
+                timeout: float) -> subprocess.Popen[bytes]:
+        """Start ``cmd`` and wait until it answers ``/readyz`` on ``port``, then until each
+        worker has loaded the app."""
+        with log_path.open("ab") as log:
+            server = subprocess.Popen(cmd, env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                      stdout=log, stderr=subprocess.STDOUT)
+        base_url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + timeout
         while True:
             try:
-                with urllib.request.urlopen(f"{self.base_url}/readyz", timeout=1) as resp:
+                with urllib.request.urlopen(f"{base_url}/readyz", timeout=1) as resp:
                     if resp.status == 200:
                         break
             except OSError:
                 pass
-            if self.server.poll() is not None or time.monotonic() > deadline:
+            if server.poll() is not None or time.monotonic() > deadline:
+                _stop(server)
                 self.stop()
-                tail = self.log_path.read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"the service did not become ready:\n{tail}")
+                tail = log_path.read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"{cmd[-1]} did not become ready:\n{tail}")
             time.sleep(0.1)
         # every worker answers (each loads the app on its first request)
         for _ in range(20):
             with contextlib.suppress(OSError):
-                urllib.request.urlopen(f"{self.base_url}/healthz", timeout=2).close()
+                urllib.request.urlopen(f"{base_url}/healthz", timeout=2).close()
+        return server
 
-    def _env(self) -> dict[str, str]:
+    def _env(self, metrics: str = "metrics") -> dict[str, str]:
         """The service's environment: ours, with this stack's Redis, data and metrics
         directories (all in the temporary directory, removed with it)."""
-        metrics = self.tmp / "metrics"
-        metrics.mkdir(exist_ok=True)
+        metrics_dir = self.tmp / metrics
+        metrics_dir.mkdir(exist_ok=True)
         return dict(os.environ, REDIS_URL=self.redis.url, RUMMY_DATA_DIR=str(self.tmp),
-                    PROMETHEUS_MULTIPROC_DIR=str(metrics))
+                    PROMETHEUS_MULTIPROC_DIR=str(metrics_dir))
 
     def settings(self) -> dict[str, str]:
         """The gunicorn settings the service runs with (read from its config module)."""
@@ -102,13 +131,19 @@ class Stack:
                 "keepalive": out[3], "redis": f"AOF on, appendfsync {APPENDFSYNC}"}
 
     def stop(self) -> None:
-        if self.server is not None and self.server.poll() is None:
-            self.server.send_signal(signal.SIGTERM)
-            try:
-                self.server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.server.kill()
-                self.server.wait(timeout=5)
-        self.server = None
+        for server in (self.server, self.floor_server):
+            if server is not None:
+                _stop(server)
+        self.server = self.floor_server = None
         if self.redis.running:
             self.redis.stop()
+
+
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    if server.poll() is None:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=5)

@@ -1,0 +1,89 @@
+"""The benchmark's slot schedule, its floor app and its report (no load is run here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bench.driver import CEILING, FLOOR, MOVES, Schedule, Tally
+from bench.floor import app as floor_app
+from bench.report import BUDGET, render, summarize
+
+START = 1000.0
+
+
+def test_two_loads_alternate_and_each_gets_its_seconds() -> None:
+    s = Schedule(START, seconds=4, slot=2, warmup=4)
+    assert [s.at(START + t) for t in (0.1, 2.1, 4.1, 6.1)] == [
+        (MOVES, 0), (CEILING, 1), (MOVES, 2), (CEILING, 3)]
+    assert s.at(START + 8.1) == (MOVES, -1)
+    assert s.end == START + 8
+    assert s.per_kind * s.slot == 4
+
+
+def test_with_the_floor_three_loads_take_turns() -> None:
+    s = Schedule(START, seconds=4, slot=2, warmup=3, kinds=(MOVES, CEILING, FLOOR))
+    assert [s.at(START + t)[0] for t in (0.1, 2.1, 4.1, 6.1, 8.1, 10.1)] == [
+        MOVES, CEILING, FLOOR, MOVES, CEILING, FLOOR]
+    assert s.end == START + 12
+    assert s.per_kind * s.slot == 4
+    # the warm-up runs each load in turn, unmeasured
+    assert [s.at(START - t) for t in (2.9, 1.5, 0.1)] == [
+        (MOVES, -1), (CEILING, -1), (FLOOR, -1)]
+
+
+def test_one_kind_only_for_profiling() -> None:
+    s = Schedule(START, seconds=4, slot=2, warmup=3, only=CEILING)
+    assert s.at(START + 3) == (CEILING, 0)
+    assert s.at(START + 4.5) == (CEILING, -1)
+
+
+@pytest.mark.parametrize("size", [1, 100, 2048])
+def test_the_floor_answers_the_payload_asked_for(size: int) -> None:
+    client = floor_app.test_client()
+    reply = client.get(f"/_bench/ceiling/0-1?size={size}")
+    assert reply.status_code == 200
+    assert reply.get_json() == {"payload": "x" * size}
+    assert client.get("/readyz").status_code == 200
+
+
+def _phase(latencies: list[float], errors: int = 0) -> dict[str, Any]:
+    tally = Tally(latencies=latencies, ok=len(latencies), errors=errors,
+                  client_p50s=[latencies[len(latencies) // 2]])
+    return summarize([tally.as_dict()], seconds=1.0)
+
+
+def _results(floor: dict[str, Any] | None) -> dict[str, Any]:
+    reference = {"game_bytes": 2280, "state_bytes": 1952, "log_bytes": 5000,
+                 "log_entries": 30, "bytes_per_logged_move": 160.0}
+    r: dict[str, Any] = {
+        "budget": BUDGET, "clients": 16, "seconds": 1.0, "slot": 2.0, "cpus": 2,
+        "server": {"worker_class": "gthread", "workers": "2", "threads": "4",
+                   "keepalive": "5", "redis": "AOF on"},
+        "load_before": 1.0, "load_after": 2.0,
+        "moves": _phase([0.010] * 90 + [0.030] * 10),
+        "ceiling": _phase([0.008] * 100) | {"payload_bytes": 1952},
+        "memory": {"reference_game": reference,
+                   "all_games": {"bytes_per_logged_move": 170.0, "bytes_per_game": 2400.0,
+                                 "games": 10}},
+    }
+    if floor is not None:
+        r["floor"] = floor | {"payload_bytes": 1952}
+    r["ratio"] = r["moves"]["per_second"] / r["ceiling"]["per_second"]
+    return r
+
+
+def test_the_report_shows_the_floor_when_it_was_measured() -> None:
+    text, ok = render(_results(_phase([0.004] * 300)))
+    assert "floor (bare Flask)" in text and "moves, ceiling and floor take turns" in text
+    row = next(line for line in text.splitlines() if "floor (bare Flask)" in line)
+    assert row.split()[3] == "300"  # per second
+    assert not ok  # the moves' p99 (30 ms) is over the budget
+    without, _ = render(_results(None))
+    assert "floor" not in without and "moves and ceiling alternate" in without
+
+
+def test_errors_of_any_load_fail_the_budget() -> None:
+    text, ok = render(_results(_phase([0.004] * 300, errors=2)))
+    assert "[MISS] 0 errors" in text and not ok
