@@ -97,7 +97,7 @@ def test(args: list[str]) -> int:
     env["RUMMY_DOCKER_COMPOSE"] = str(COMPOSE_VENV / "bin" / "docker-compose")
     _run(BIN / "ruff", "check", "service", "tests", "bench", "dev.py", "gunicorn.conf.py",
          env=env)
-    _run(BIN / "mypy", "--strict", "service", env=env)
+    _run(BIN / "mypy", "--strict", "service", "bench", env=env)
     print("+ pytest", " ".join(args), flush=True)
     return subprocess.run([str(BIN / "python"), "-m", "pytest", *args], cwd=ROOT,
                           env=env).returncode

@@ -15,6 +15,7 @@ machine does not inflate them.
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -70,7 +71,7 @@ def meld_validation(repeat: int = 2000) -> dict[str, Any]:
         shape = meld_shape(v, Rules.of(rules))
         pieces = tuple(Piece(c) for c in cards)
         check_meld(pieces, shape)  # valid, and warm
-        samples += _timed(lambda p=pieces, s=shape: check_meld(p, s), repeat)
+        samples += _timed(functools.partial(check_meld, pieces, shape), repeat)
     stats = _percentiles(samples)
     return {"melds": [" ".join(c) for _, _, c in WILD_MELDS],
             "p50_us": stats["p50_ms"] * 1e3, "p99_us": stats["p99_ms"] * 1e3,
@@ -145,7 +146,7 @@ def legal_enumeration(states: int = 40, repeat: int = 10, seed: int = 5) -> dict
             samples.append(took)
             by_kind["after_opening" if i % 2 else "before_opening"].append(took)
             listed.append(len(answer.moves))
-    out = _percentiles(samples)
+    out: dict[str, Any] = dict(_percentiles(samples))
     out["moves_listed_mean"] = statistics.fmean(listed)
     out["by_state"] = {k: _percentiles(v) for k, v in by_kind.items()}
     return out

@@ -133,9 +133,9 @@ def quick_contract(hand: Sequence[str], shape: MeldShape, number: int) -> list[M
             for first in range(1, 16 - need.size):
                 take = []
                 for pos in range(first, first + need.size):
-                    cards = by_rank.get(1 if pos == 14 else pos)
-                    if cards and cards[0] not in take:
-                        take.append(cards[0])
+                    at_pos = by_rank.get(1 if pos == 14 else pos)
+                    if at_pos and at_pos[0] not in take:
+                        take.append(at_pos[0])
                 missing = need.size - len(take)
                 if take and missing <= len(wilds) and (best is None or missing < best[0]):
                     best = (missing, take)

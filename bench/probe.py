@@ -23,7 +23,7 @@ MID_HAND_DRAWS = 16
 
 
 def _usage(client: redis.Redis, key: str) -> int:
-    value: Any = client.execute_command("MEMORY", "USAGE", key, "SAMPLES", "0")
+    value: Any = client.memory_usage(key, samples=0)
     return int(value or 0)
 
 
