@@ -62,6 +62,22 @@ class Meter(Protocol):
     def counted(self, counts: Sequence[Count]) -> None: ...
 
 
+class _Unmetered:
+    """No rate limits to count: what a request without a :class:`Meter` counts."""
+
+    def windows(self) -> Sequence[Window]:
+        return ()
+
+    def limits(self) -> Sequence[int]:
+        return ()
+
+    def counted(self, counts: Sequence[Count]) -> None:
+        return None
+
+
+UNMETERED: Meter = _Unmetered()
+
+
 class RefereeError(Exception):
     """Base of the errors the HTTP layer maps to a status."""
 
@@ -206,17 +222,15 @@ class Referee:
 
     def _fetch(self, game_id: str, scope: str | None = None, meter: Meter | None = None,
                held: int | None = None) -> Loaded:
-        windows = meter.windows() if meter is not None else ()
+        counting = UNMETERED if meter is None else meter
         try:
-            loaded = self.store.load(game_id, scope, windows, held)
+            loaded = self.store.load(game_id, scope, counting.windows(), held)
         except GameNotFound as missing:
-            if meter is not None:
-                meter.counted(missing.counts)
+            counting.counted(missing.counts)
             raise UnknownGame(game_id) from None
         except ValueError:  # not a possible game id
             raise UnknownGame(game_id) from None
-        if meter is not None:
-            meter.counted(loaded.counts)
+        counting.counted(loaded.counts)
         return loaded
 
     def _load(self, game_id: str, scope: str | None = None, meter: Meter | None = None
@@ -343,7 +357,7 @@ class Referee:
         scope = None
         if idempotency_key is not None and not dry_run:
             scope = f"{claimed_seat}:{idempotency_key}"
-        pending = meter  # counted by the next store call
+        pending = UNMETERED if meter is None else meter  # counted by the next store call
         candidate = None if dry_run else self.held.get(game_id)
         for _attempt in range(MAX_ATTEMPTS):
             if candidate is not None and if_match in (None, candidate[0]):
@@ -354,7 +368,7 @@ class Referee:
                 held = self.held.get(game_id)
                 loaded = self._fetch(game_id, scope, pending,
                                      held[0] if held is not None else None)  # one round trip
-                pending = None
+                pending = UNMETERED
                 version = loaded.version
                 if loaded.state is None and held is not None:  # still at the version held
                     tokens, state = held[1], held[2]
@@ -392,15 +406,12 @@ class Referee:
             log_record = _encode({"version": version + 1, "seat": seat,
                                   "move": move_to_dict(move), "events": events})
             idem = (scope, fingerprint, response) if scope is not None else None
-            counting, pending = pending, None
+            counting, pending = pending, UNMETERED
             try:
                 self.store.commit(
                     game_id, expected_version=version, state=_encode(new_doc),
-                    log_record=log_record, idempotency=idem,
-                    windows=counting.windows() if counting is not None else (),
-                    limits=counting.limits() if counting is not None else (),
-                    counted=counting.counted if counting is not None else None,
-                    conflict_state=True)
+                    log_record=log_record, idempotency=idem, windows=counting.windows(),
+                    limits=counting.limits(), counted=counting.counted, conflict_state=True)
             except VersionConflict as conflict:
                 if if_match is not None:
                     raise StaleVersion(if_match, conflict.current) from None
