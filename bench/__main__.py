@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             reference = probe.reference_game("127.0.0.1", stack.port, stack.redis.url)
             results["memory"] = {"reference_game": reference}
             size = reference["state_bytes"]
-            kinds = "moves, ceiling" + ("" if args.skip_floor else " and floor")
+            kinds = "moves and ceiling" if args.skip_floor else "moves, ceiling and floor"
             print(f"load: {args.clients} clients, {args.seconds:g} s each of {kinds} "
                   f"({size}-byte payload) in {args.slot:g} s slots …", file=sys.stderr,
                   flush=True)

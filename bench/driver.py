@@ -156,18 +156,27 @@ class Client:
             if conn is not None:
                 await conn.close()
 
-    async def _other(self, method: str, path: str, body: Any = None,
-                     token: str | None = None, conn: Connection | None = None
-                     ) -> Reply | None:
+    async def _send(self, conn: Connection, method: str, path: str, body: Any = None,
+                    token: str | None = None) -> tuple[Reply | None, bool]:
+        """One request of the moves load: its answer (None when the request failed, which
+        counts as an error), and whether it started and ended in one measured slot."""
         headers = {"Authorization": f"Bearer {token}"} if token else None
         data = None if body is None else dumps(body)
         started = time.time()
         try:
-            reply = await (conn or self.conn).request(method, path, data, headers)
+            reply = await conn.request(method, path, data, headers)
         except HttpError as exc:
             self.moves.error(str(exc))
+            return None, False
+        return reply, self._slot(started) >= 0
+
+    async def _other(self, method: str, path: str, body: Any = None,
+                     token: str | None = None, conn: Connection | None = None
+                     ) -> Reply | None:
+        reply, counted = await self._send(conn or self.conn, method, path, body, token)
+        if reply is None:
             return None
-        if self._slot(started) >= 0:
+        if counted:
             self.moves.other_requests += 1
         if reply.status >= 400:
             self.moves.error(f"{method} {path}: {reply.status} {reply.body[:200]!r}")
@@ -196,15 +205,11 @@ class Client:
 
     async def _move(self, game: GamePlan, seat: int, move: dict[str, Any]) -> int:
         """POST the move; the answer's status (0 when the request failed)."""
-        path = f"/v1/games/{game.game_id}/moves"
-        headers = {"Authorization": f"Bearer {game.tokens[seat]}"}
-        started = time.time()
-        try:
-            reply = await self._conn(game, seat).request("POST", path, dumps(move), headers)
-        except HttpError as exc:
-            self.moves.error(str(exc))
+        reply, counted = await self._send(self._conn(game, seat), "POST",
+                                          f"/v1/games/{game.game_id}/moves", move,
+                                          game.tokens[seat])
+        if reply is None:
             return 0
-        counted = self._slot(started) >= 0
         tally = self.moves
         if counted:
             tally.latencies.append(reply.seconds)
