@@ -88,7 +88,8 @@ class Connection:
         started = time.perf_counter()
         try:
             self._writer.write(b"".join(head))
-            status, data, keep = await asyncio.wait_for(self._read(), self.timeout)
+            async with asyncio.timeout(self.timeout):  # no task per request, as wait_for makes
+                status, data, keep = await self._read()
         except (OSError, asyncio.IncompleteReadError, TimeoutError, ValueError,
                 asyncio.LimitOverrunError) as exc:
             await self.close()
