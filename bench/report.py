@@ -70,7 +70,7 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
     kinds = "moves, ceiling and floor take turns" if floor else "moves and ceiling alternate"
     lines.append(f"load: {kinds} in {r['slot']:g} s slots; machine load "
                  f"average {r['load_before']:.1f} before, {r['load_after']:.1f} after "
-                 "(other work on the machine slows both alike)")
+                 "(other work on the machine slows every load alike)")
     lines.append("")
     lines.append("HTTP under load            per s    p50 ms   p95 ms   p99 ms   max ms  "
                  "errors")
