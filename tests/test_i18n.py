@@ -205,6 +205,24 @@ def test_other_generic_problems_are_translated_too(client: FlaskClient, language
     assert "7" in problem["detail"]
 
 
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_create_limit_answers_in_the_language(redis_url: str, language: str) -> None:
+    app = create_app(Settings(redis_url=redis_url, rate_limits=(),
+                              create_rate_limits=("1/minute",)))
+    client = app.test_client()
+    address = {"REMOTE_ADDR": f"10.77.{LANGUAGES.index(language)}.1"}
+    body = {"variant": "basic", "players": ["Ana", "Bo"]}
+    assert client.post("/v1/games", json=body, environ_base=address).status_code == 201
+    english = assert_problem(client.post("/v1/games", json=body, environ_base=address), 429)
+    assert english["detail"] == ("at most 1/minute new games per client address; "
+                                 "retry later")
+    resp = client.post("/v1/games", json=body, environ_base=address, headers=lang(language))
+    problem = answer(resp, 429, language)
+    assert problem["title"] != english["title"]
+    assert problem["detail"] != english["detail"] and "1/minute" in problem["detail"]
+    assert resp.headers["Retry-After"].isdigit()
+
+
 def test_q_values_choose_the_language_of_a_refusal(client: FlaskClient) -> None:
     game = Game(client, dealer=1, deals=[deal_a()])
     resp = game.move(1, {"type": "draw", "source": "stock"},

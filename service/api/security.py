@@ -226,7 +226,8 @@ class RateLimiter:
         if over is not None:
             count, limit = over
             raise Problem(429, "Too Many Requests",
-                          f"at most {limit.text} new games per client address; retry later",
+                          Message(N_("at most {limit} new games per client address; retry "
+                                     "later"), {"limit": limit.text}),
                           headers={"Retry-After": _seconds(count.millis_left)})
 
 
