@@ -15,6 +15,7 @@ from flask import Blueprint, Flask, Response
 from flask_cors import CORS
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.api import observe, problems, routes, schemas, security, streams, web
 from service.config import ConfigError, Settings
@@ -84,6 +85,11 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.extensions["api"] = api
 
     app.extensions["settings"] = settings
+    if settings.proxy_hops:
+        # the client's address (rate limits per address, log lines) from X-Forwarded-For
+        hops = settings.proxy_hops
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
     observe.install(app, settings.metrics)
     security.install(app, settings, store)
     web.register(app)

@@ -302,6 +302,11 @@ class Settings:
     #: RUMMY_CREATE_RATE_LIMITS: limits per client address on creating games, or ``off``.
     create_rate_limits: tuple[str, ...] = field(
         default=("120/minute",), metadata=_env("RUMMY_CREATE_RATE_LIMITS", _limits))
+    #: RUMMY_PROXY_HOPS: reverse proxies in front of the service that each add to
+    #: ``X-Forwarded-For`` (and set ``X-Forwarded-Proto``/``-Host``). The client address is
+    #: then read from that header, that many hops back. 0 (the default): the headers are
+    #: ignored, since any client can send them.
+    proxy_hops: int = field(default=0, metadata=_env("RUMMY_PROXY_HOPS", _int_at_least(0)))
     #: RUMMY_API_KEYS: comma-separated keys; when set, creating a game needs one
     #: (``X-API-Key`` header). Empty: anyone may create games.
     api_keys: tuple[str, ...] = field(default=(), metadata=_env("RUMMY_API_KEYS", _keys))

@@ -365,3 +365,31 @@ def test_any_client_address_is_counted(limited: Flask) -> None:
     other = {"REMOTE_ADDR": "{other}"}
     assert [client.post("/v1/games", json=body, environ_base=other).status_code
             for _ in range(3)] == [201, 201, 429]
+
+
+def _create_statuses(client: Any, forwarded_for: list[str]) -> list[int]:
+    """Create a game from each X-Forwarded-For in turn, all sent by one proxy's address."""
+    body = {"variant": "basic", "players": ["a", "b"]}
+    proxy = {"REMOTE_ADDR": "10.66.0.1"}
+    return [client.post("/v1/games", json=body, environ_base=proxy,
+                        headers={"X-Forwarded-For": xff}).status_code
+            for xff in forwarded_for]
+
+
+def test_behind_proxies_each_client_address_has_its_own_limit(redis_url: str) -> None:
+    """RUMMY_PROXY_HOPS=1: the address the proxy puts last in X-Forwarded-For is the client;
+    what the client itself wrote before it is not trusted."""
+    client = create_app(Settings(redis_url=redis_url, rate_limits=(),
+                                 create_rate_limits=("2/minute",), proxy_hops=1)).test_client()
+    assert _create_statuses(client, ["198.51.100.7"] * 3) == [201, 201, 429]
+    # another client behind the same proxy has a budget of its own …
+    assert _create_statuses(client, ["198.51.100.8"]) == [201]
+    # … and a client cannot pass for another by writing the header itself
+    assert _create_statuses(client, ["203.0.113.1, 198.51.100.7"]) == [429]
+
+
+def test_without_proxy_hops_x_forwarded_for_is_ignored(redis_url: str) -> None:
+    client = create_app(Settings(redis_url=redis_url, rate_limits=(),
+                                 create_rate_limits=("2/minute",))).test_client()
+    assert _create_statuses(client, ["198.51.100.17", "198.51.100.18", "198.51.100.19"]
+                            ) == [201, 201, 429]
