@@ -260,7 +260,11 @@ def verify_game(game_id: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if len(words) == 2 and words[0] == "verify" and words[1].startswith("-") \
+            and words[1] not in ("-h", "--help"):
+        words.insert(1, "--")  # a game id may begin with "-" (secrets.token_urlsafe)
+    args = parser.parse_args(words)
     if args.command == "serve":
         return serve(args)
     if args.command == "version":

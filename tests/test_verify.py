@@ -156,3 +156,25 @@ def test_a_finished_arranged_game_verifies_over_http_and_with_the_command(
         timeout=60)
     assert missing.returncode == 2
     assert "no game" in missing.stderr
+
+
+def test_the_command_takes_a_game_id_that_begins_with_a_dash(
+        client: FlaskClient, redis_url: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Game ids are URL-safe base64, so one in 64 begins with "-": the command must not
+    read it as an option."""
+    from service import cli, referee
+
+    monkeypatch.setattr(referee, "new_game_id", lambda: "-dashFirst01")
+    game = _create(client, {"variant": "basic", "players": ["Ana", "Bo"]})
+    assert game["game_id"] == "-dashFirst01"
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    capsys.readouterr()
+    assert cli.main(["verify", "-dashFirst01"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["game_id"], report["verified"]) == ("-dashFirst01", True)
+    assert cli.main(["verify", "--", "-dashFirst01"]) == 0  # the usual spelling works too
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as help_asked:
+        cli.main(["verify", "--help"])
+    assert help_asked.value.code == 0
