@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import engine, probe
+from bench import cpu, engine, probe
+from bench.driver import CEILING, FLOOR, MOVES, Schedule
 from bench.report import BUDGET, render, summarize
 from bench.stack import Stack
 
@@ -74,14 +75,27 @@ def _load(stack: Stack, args: argparse.Namespace, tmp: Path, size: int
         running.append((subprocess.Popen(
             [sys.executable, "-m", "bench.driver", json.dumps(cfg), str(out)], cwd=ROOT),
             out))
+    kinds = (MOVES, CEILING, FLOOR) if stack.floor_port else (MOVES, CEILING)
+    schedule = Schedule(start, args.seconds, args.slot, args.warmup, kinds=kinds)
+    sampler = None
+    if cpu.available():
+        groups = {"service": [stack.server_pid], "floor": [stack.floor_pid],
+                  "redis": [stack.redis.pid or 0], "drivers": [p.pid for p, _ in running]}
+        sampler = cpu.SlotSampler(groups, start, args.slot, schedule.slots, kinds)
+        sampler.start()
     results = []
     for proc, out in running:
-        if proc.wait(timeout=args.warmup + 2 * args.seconds + 4 * args.slot + 120) != 0:
+        if proc.wait(timeout=schedule.end - time.time() + 120) != 0:
             raise RuntimeError(f"a driver process failed (exit {proc.returncode})")
         results.append(json.loads(out.read_text()))
     seconds = float(results[0]["measured_seconds"])
-    kinds = [kind for kind in results[0] if kind != "measured_seconds"]
-    return {kind: summarize([r[kind] for r in results], seconds) for kind in kinds}
+    phases = {kind: summarize([r[kind] for r in results], seconds) for kind in kinds}
+    if sampler is not None:
+        sampler.join(timeout=10)
+        counts = {kind: int(phase["count"]) for kind, phase in phases.items()}
+        for kind, groups_ms in cpu.per_request(sampler.seconds, counts).items():
+            phases[kind]["cpu_ms"] = groups_ms
+    return phases
 
 
 def main(argv: list[str] | None = None) -> int:

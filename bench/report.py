@@ -93,6 +93,16 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
                          f"clients / {phase['per_second']:.0f} per s = "
                          f"{1e3 * r['clients'] / max(phase['per_second'], 1e-9):.2f} ms a "
                          f"cycle); each client's own p50 from {own[0]:.2f} to {own[-1]:.2f} ms")
+    if all("cpu_ms" in phase for _, phase in phases):
+        groups = ("service", "floor", "redis", "drivers")
+        lines.append("  CPU per counted request, ms (from /proc; a slot also holds the "
+                     "requests it does not count)")
+        lines.append("    " + " " * 22 + "".join(f"{g:>9}" for g in (*groups, "total")))
+        for name, phase in phases:
+            ms = phase["cpu_ms"]
+            lines.append(f"    {name.split(' ')[0]:<22}"
+                         + "".join(f"{ms.get(g, 0.0):>9.3f}" for g in groups)
+                         + f"{sum(ms.values()):>9.3f}")
     lines.append(f"  moves: {moves['count']} applied, {moves['refused']} refused (422), "
                  f"{moves['hands_ended']} hands ended, {moves['games_finished']} games "
                  f"finished; other requests (create, GET /me, legal-moves): "

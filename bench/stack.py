@@ -80,6 +80,17 @@ class Stack:
                 [sys.executable, "-m", "gunicorn", "--config", GUNICORN_CONFIG,
                  "bench.floor:app"], env, self.floor_port, self.tmp / "floor.log", timeout)
 
+    @property
+    def server_pid(self) -> int:
+        """The service's process (``rummy-referee serve``; gunicorn and its workers are
+        below it), 0 when it is not running."""
+        return self.server.pid if self.server is not None else 0
+
+    @property
+    def floor_pid(self) -> int:
+        """The floor's gunicorn master, 0 when there is none."""
+        return self.floor_server.pid if self.floor_server is not None else 0
+
     def _launch(self, cmd: list[str], env: dict[str, str], port: int, log_path: Path,
                 timeout: float) -> subprocess.Popen[bytes]:
         """Start ``cmd`` and wait until it answers ``/readyz`` on ``port``, then until each

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import time
 from typing import Any
 
 import pytest
 
+from bench import cpu
 from bench.driver import CEILING, FLOOR, MOVES, Schedule, Tally
 from bench.floor import app as floor_app
 from bench.report import BUDGET, render, summarize
@@ -87,3 +90,47 @@ def test_the_report_shows_the_floor_when_it_was_measured() -> None:
 def test_errors_of_any_load_fail_the_budget() -> None:
     text, ok = render(_results(_phase([0.004] * 300, errors=2)))
     assert "[MISS] 0 errors" in text and not ok
+
+
+def test_the_report_shows_cpu_per_request_when_it_was_sampled() -> None:
+    results = _results(_phase([0.004] * 300))
+    for kind, service in (("moves", 1.2), ("ceiling", 0.9), ("floor", 0.0)):
+        results[kind]["cpu_ms"] = {"service": service, "floor": 0.4 if kind == "floor" else 0,
+                                   "redis": 0.05, "drivers": 0.25}
+    text, _ = render(results)
+    row = next(line for line in text.splitlines() if line.strip().startswith("moves  "))
+    assert row.split()[1:] == ["1.200", "0.000", "0.050", "0.250", "1.500"]
+    assert "CPU per counted request" not in render(_results(None))[0]
+
+
+def test_cpu_seconds_of_a_process_tree() -> None:
+    table = {1: (0, 1.0), 2: (1, 0.5), 3: (2, 0.25), 4: (0, 9.0)}
+    assert cpu.tree_seconds([1], table) == 1.75
+    assert cpu.tree_seconds([2, 3], table) == 0.75  # each process once
+    assert cpu.tree_seconds([0], table) == 0.0  # no such process (a server not started)
+
+
+def test_cpu_per_request_by_kind_and_group() -> None:
+    spent = {"moves": {"service": 1.2, "drivers": 0.3}, "ceiling": {"service": 0.0,
+                                                                   "drivers": 0.0}}
+    assert cpu.per_request(spent, {"moves": 1000, "ceiling": 0}) == {
+        "moves": {"service": pytest.approx(1.2), "drivers": pytest.approx(0.3)}}
+
+
+@pytest.mark.skipif(not cpu.available(), reason="needs /proc")
+def test_the_sampler_credits_cpu_to_the_slot_that_spent_it() -> None:
+    slot = 0.25
+    start = time.time() + 0.1
+    sampler = cpu.SlotSampler({"me": [os.getpid()]}, start, slot, 4, ("busy", "idle"))
+    sampler.start()
+    for index in range(4):
+        begins, ends = start + index * slot, start + (index + 1) * slot
+        time.sleep(max(0.0, begins - time.time()))
+        if index % 2 == 0:
+            while time.time() < ends - 0.02:
+                pass
+        else:
+            time.sleep(max(0.0, ends - time.time()))
+    sampler.join(timeout=5)
+    busy, idle = sampler.seconds["busy"]["me"], sampler.seconds["idle"]["me"]
+    assert busy >= 0.1 and busy > 3 * idle, (busy, idle)
