@@ -63,19 +63,11 @@ class Stack:
         env["RUMMY_BENCHMARK"] = "1"
         cmd = [_executable("rummy-referee"), "serve", "--host", "127.0.0.1",
                "--port", str(self.port)]
-        if self.workers:
-            cmd += ["--workers", str(self.workers)]
-        if self.threads:
-            cmd += ["--threads", str(self.threads)]
         self.server = self._launch(cmd, env, self.port, self.log_path, timeout)
         if self.floor:
             self.floor_port = free_port()
             env = self._env(metrics="floor-metrics")
             env["RUMMY_BIND"] = f"127.0.0.1:{self.floor_port}"
-            if self.workers:
-                env["RUMMY_WORKERS"] = str(self.workers)
-            if self.threads:
-                env["RUMMY_THREADS"] = str(self.threads)
             self.floor_server = self._launch(
                 [sys.executable, "-m", "gunicorn", "--config", GUNICORN_CONFIG,
                  "bench.floor:app"], env, self.floor_port, self.tmp / "floor.log", timeout)
@@ -120,20 +112,22 @@ class Stack:
         return server
 
     def _env(self, metrics: str = "metrics") -> dict[str, str]:
-        """The service's environment: ours, with this stack's Redis, data and metrics
-        directories (all in the temporary directory, removed with it)."""
+        """The servers' environment: ours, with this stack's Redis, data and metrics
+        directories (all in the temporary directory, removed with it), and its workers and
+        threads when they are given."""
         metrics_dir = self.tmp / metrics
         metrics_dir.mkdir(exist_ok=True)
-        return dict(os.environ, REDIS_URL=self.redis.url, RUMMY_DATA_DIR=str(self.tmp),
-                    PROMETHEUS_MULTIPROC_DIR=str(metrics_dir))
-
-    def settings(self) -> dict[str, str]:
-        """The gunicorn settings the service runs with (read from its config module)."""
-        env = self._env()
+        env = dict(os.environ, REDIS_URL=self.redis.url, RUMMY_DATA_DIR=str(self.tmp),
+                   PROMETHEUS_MULTIPROC_DIR=str(metrics_dir))
         if self.workers:
             env["RUMMY_WORKERS"] = str(self.workers)
         if self.threads:
             env["RUMMY_THREADS"] = str(self.threads)
+        return env
+
+    def settings(self) -> dict[str, str]:
+        """The gunicorn settings the service runs with (read from its config module)."""
+        env = self._env()
         code = ("import service.gunicorn_conf as c; "
                 "print(c.worker_class, c.workers, c.threads, c.keepalive)")
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
