@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import cpu, engine, probe
-from bench.driver import CEILING, FLOOR, MOVES, Schedule
+from bench.driver import schedule_of
 from bench.report import BUDGET, render, summarize
 from bench.stack import Stack
 
@@ -75,8 +75,8 @@ def _load(stack: Stack, args: argparse.Namespace, tmp: Path, size: int
         running.append((subprocess.Popen(
             [sys.executable, "-m", "bench.driver", json.dumps(cfg), str(out)], cwd=ROOT),
             out))
-    kinds = (MOVES, CEILING, FLOOR) if stack.floor_port else (MOVES, CEILING)
-    schedule = Schedule(start, args.seconds, args.slot, args.warmup, kinds=kinds)
+    schedule = schedule_of(base)
+    kinds = schedule.kinds
     sampler = None
     if cpu.available():
         groups = {"service": [stack.server_pid], "floor": [stack.floor_pid],

@@ -318,14 +318,15 @@ class Client:
                 tally.client_p50s.append(statistics.median(self.timed[kind]))
 
 
-def _schedule(cfg: dict[str, Any]) -> Schedule:
+def schedule_of(cfg: dict[str, Any]) -> Schedule:
+    """The slots a driver configuration runs (the floor's when it names a ``floor_port``)."""
     kinds = (MOVES, CEILING, FLOOR) if cfg.get("floor_port") else (MOVES, CEILING)
     return Schedule(float(cfg["measure_from"]), float(cfg["seconds"]),
                     float(cfg["slot_seconds"]), float(cfg["warmup"]), cfg.get("only"), kinds)
 
 
 async def drive(cfg: dict[str, Any]) -> dict[str, Tally]:
-    schedule = _schedule(cfg)
+    schedule = schedule_of(cfg)
     tallies = {kind: Tally() for kind in schedule.kinds}
     first = int(cfg["first_client"])
     clients = [Client(first + i, cfg, tallies, schedule) for i in range(int(cfg["clients"]))]
@@ -337,7 +338,7 @@ def main(argv: list[str]) -> int:
     cfg = json.loads(argv[0])
     gc.freeze()  # start-up objects are never scanned again by the collector
     tallies = asyncio.run(drive(cfg))
-    schedule = _schedule(dict(cfg, only=None))
+    schedule = schedule_of(dict(cfg, only=None))
     out_data: dict[str, Any] = {kind: t.as_dict() for kind, t in tallies.items()}
     out_data["measured_seconds"] = schedule.per_kind * schedule.slot
     with open(argv[1], "w") as out:
