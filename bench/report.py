@@ -74,11 +74,12 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
     lines.append("")
     lines.append("HTTP under load            per s    p50 ms   p95 ms   p99 ms   max ms  "
                  "errors")
-    phases = [("moves (POST …/moves)", moves), ("ceiling (GET+SET)", ceiling)]
+    phases = [("moves", "moves (POST …/moves)", moves),
+              ("ceiling", "ceiling (GET+SET)", ceiling)]
     if floor:
-        phases.append(("floor (bare Flask)", floor))
-    for name, phase in phases:
-        lines.append(f"  {name:<22} {phase['per_second']:>7.0f}  {phase['p50_ms']:>8.2f} "
+        phases.append(("floor", "floor (bare Flask)", floor))
+    for _, label, phase in phases:
+        lines.append(f"  {label:<22} {phase['per_second']:>7.0f}  {phase['p50_ms']:>8.2f} "
                      f"{phase['p95_ms']:>8.2f} {phase['p99_ms']:>8.2f} {phase['max_ms']:>8.1f}"
                      f"  {phase['errors']:>6}")
     lines.append(f"  ratio moves/ceiling: {r['ratio']:.2f}   (ceiling payload "
@@ -86,21 +87,21 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
     if floor:
         lines.append("  floor: a bare Flask route answering the same payload under the same "
                      "gunicorn settings, no Redis, none of the service's hooks (bench/floor.py)")
-    for name, phase in [(n.split(" ")[0], p) for n, p in phases]:
+    for name, _, phase in phases:
         own = phase["client_p50s_ms"]
         if own:
             lines.append(f"  {name}: mean {phase['mean_ms']:.2f} ms (closed loop: {r['clients']} "
                          f"clients / {phase['per_second']:.0f} per s = "
                          f"{1e3 * r['clients'] / max(phase['per_second'], 1e-9):.2f} ms a "
                          f"cycle); each client's own p50 from {own[0]:.2f} to {own[-1]:.2f} ms")
-    if all("cpu_ms" in phase for _, phase in phases):
+    if all("cpu_ms" in phase for *_, phase in phases):
         groups = ("service", "floor", "redis", "drivers")
         lines.append("  CPU per counted request, ms (from /proc; a slot also holds the "
                      "requests it does not count)")
         lines.append("    " + " " * 22 + "".join(f"{g:>9}" for g in (*groups, "total")))
-        for name, phase in phases:
+        for name, _, phase in phases:
             ms = phase["cpu_ms"]
-            lines.append(f"    {name.split(' ')[0]:<22}"
+            lines.append(f"    {name:<22}"
                          + "".join(f"{ms.get(g, 0.0):>9.3f}" for g in groups)
                          + f"{sum(ms.values()):>9.3f}")
     lines.append(f"  moves: {moves['count']} applied, {moves['refused']} refused (422), "
@@ -108,12 +109,12 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
                  f"finished; other requests (create, GET /me, legal-moves): "
                  f"{moves['other_requests']}")
     lines.append("  move mix: " + ", ".join(f"{k} {v}" for k, v in moves["move_types"].items()))
-    for sample in [x for _, phase in phases for x in phase["samples"]]:
+    for sample in [x for *_, phase in phases for x in phase["samples"]]:
         lines.append(f"  ! {sample}")
     checks: list[tuple[str, bool]] = [
         (f"moves/s >= {b['ratio_min']} x ceiling", r["ratio"] >= b["ratio_min"]),
         (f"moves p99 <= {b['p99_ms_max']:g} ms", moves["p99_ms"] <= b["p99_ms_max"]),
-        ("0 errors", sum(phase["errors"] for _, phase in phases) <= b["errors_max"]),
+        ("0 errors", sum(phase["errors"] for *_, phase in phases) <= b["errors_max"]),
     ]
     engine = r.get("engine")
     if engine is not None:
