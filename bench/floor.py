@@ -4,7 +4,7 @@
 payload, as the ceiling endpoint does, but touches no Redis and runs none of the service's
 hooks (request ids, log lines, metrics, rate limits, CORS, languages). The benchmark serves
 it with ``gunicorn --config python:service.gunicorn_conf bench.floor:app`` — the same
-worker class, workers, threads, keep-alive, access log and hooks as the service — and
+worker class, workers, threads, keep-alive, logging and hooks as the service — and
 drives it with the same clients: what a request costs on this machine before the service
 does anything at all.
 """

@@ -312,6 +312,9 @@ class Settings:
     api_keys: tuple[str, ...] = field(default=(), metadata=_env("RUMMY_API_KEYS", _keys))
     #: RUMMY_METRICS: 1 serves Prometheus metrics at /metrics (0: off).
     metrics: bool = field(default=True, metadata=_env("RUMMY_METRICS", _flag))
+    #: RUMMY_ACCESS_LOG: 1 has gunicorn write its own access line to stdout as well (0, the
+    #: default: the service's JSON line per request is the access log).
+    access_log: bool = field(default=False, metadata=_env("RUMMY_ACCESS_LOG", _flag))
     #: RUMMY_LOG_FORMAT: json (one JSON object per line) or text.
     log_format: str = field(default="json", metadata=_env("RUMMY_LOG_FORMAT", _log_format))
     #: RUMMY_BENCHMARK: 1 serves the benchmark's ceiling endpoint (one Redis GET + SET);

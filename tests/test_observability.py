@@ -141,3 +141,22 @@ def test_metrics_add_up_over_gunicorn_workers(redis_server: RedisServer, redis_u
     finally:
         if saved is not None:
             os.environ["PROMETHEUS_MULTIPROC_DIR"] = saved
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("access_log", ["", "1"])
+def test_served_requests_are_logged_once_unless_gunicorn_access_log_is_asked_for(
+        redis_url: str, tmp_path: Path, access_log: str) -> None:
+    """Under gunicorn, the service's JSON line is the access log: gunicorn's own access line
+    (the same request again, in its format, on stdout) only with ``RUMMY_ACCESS_LOG=1``."""
+    env = {"RUMMY_ACCESS_LOG": access_log} if access_log else {}
+    with served(tmp_path, redis_url, env=env) as server:
+        for _ in range(3):
+            urllib.request.urlopen(server.base_url + "/v1/variants?probe=1", timeout=5).close()
+    output = server.output()  # once it has stopped: gunicorn logs after the answer is sent
+    ours = [line for line in output.splitlines()
+            if line.startswith("{") and json.loads(line).get("route") == "/v1/variants"]
+    theirs = [line for line in output.splitlines()
+              if '"GET /v1/variants?probe=1 HTTP/1.1" 200' in line]
+    assert len(ours) == 3
+    assert len(theirs) == (3 if access_log else 0)

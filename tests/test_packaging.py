@@ -281,8 +281,10 @@ def test_gunicorn_conf_reads_the_environment_and_sets_only_gunicorn_settings(
     assert conf["worker_class"] == "gthread"
     assert (conf["workers"], conf["threads"], conf["bind"]) == (3, 5, ["0.0.0.0:9999"])
     assert conf["loglevel"] == "warning"
-    assert conf["accesslog"] == "-" and conf["errorlog"] == "-"
+    assert conf["accesslog"] is None and conf["errorlog"] == "-"
     assert conf["control_socket_disable"] is True
+    asked = _load_conf(env | {"RUMMY_ACCESS_LOG": "1"})
+    assert json.loads(asked.stdout)["accesslog"] == "-", asked.stderr
     assert 0 < conf["graceful_timeout"] < conf["timeout"]
 
 
@@ -329,6 +331,7 @@ def test_settings_defaults() -> None:
     assert settings.threads == 4
     assert settings.keepalive_requests == 100
     assert settings.bind == "127.0.0.1:8000"
+    assert settings.access_log is False
 
 
 def test_every_setting_has_its_own_environment_variable() -> None:
@@ -367,6 +370,8 @@ def test_settings_read_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) ->
         ("RUMMY_KEEPALIVE_REQUESTS", "0", "keepalive_requests", 0),
         ("RUMMY_KEEPALIVE_REQUESTS", "1000", "keepalive_requests", 1000),
         ("RUMMY_BIND", "[::1]:8080", "bind", "[::1]:8080"),
+        ("RUMMY_ACCESS_LOG", "1", "access_log", True),
+        ("RUMMY_ACCESS_LOG", "0", "access_log", False),
         ("RUMMY_BIND", "unix:/run/rummy.sock", "bind", "unix:/run/rummy.sock"),
     ],
 )
