@@ -52,6 +52,21 @@ def _mark(ok: bool) -> str:
     return "ok  " if ok else "MISS"
 
 
+def needed_for_p99(r: dict[str, Any]) -> str:
+    """What the moves' p99 budget asks of throughput, at the tail this run measured: with
+    closed-loop clients the mean latency is clients / throughput, and the p99 is some
+    multiple of the mean (the queue's shape), so a p99 of B ms needs a mean of B / that
+    multiple, which only that many moves per second give."""
+    moves, budget = r["moves"], r["budget"]["p99_ms_max"]
+    tail = moves["p99_ms"] / max(moves["mean_ms"], 1e-9)
+    mean = budget / tail
+    need = r["clients"] / (mean / 1e3)
+    return (f"moves: p99 = {tail:.2f} x mean; a p99 of {budget:g} ms at that tail needs a "
+            f"mean of {mean:.1f} ms, so {need:.0f} moves/s from {r['clients']} clients "
+            f"(measured: {moves['per_second']:.0f}/s; ceiling {r['ceiling']['per_second']:.0f}"
+            f"/s)")
+
+
 def render(r: dict[str, Any]) -> tuple[str, bool]:
     """The report as text, and whether every budget item is met."""
     b = r["budget"]
@@ -94,6 +109,7 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
                          f"clients / {phase['per_second']:.0f} per s = "
                          f"{1e3 * r['clients'] / max(phase['per_second'], 1e-9):.2f} ms a "
                          f"cycle); each client's own p50 from {own[0]:.2f} to {own[-1]:.2f} ms")
+    lines.append("  " + needed_for_p99(r))
     if all("cpu_ms" in phase for *_, phase in phases):
         groups = ("service", "floor", "redis", "drivers")
         lines.append("  CPU per counted request, ms (from /proc; a slot also holds the "

@@ -87,6 +87,14 @@ def test_the_report_shows_the_floor_when_it_was_measured() -> None:
     assert "floor" not in without and "moves and ceiling alternate" in without
 
 
+def test_the_report_says_what_throughput_the_p99_budget_needs_at_the_tail_measured() -> None:
+    # moves: 90 at 10 ms and 10 at 30 ms in 1 s -> mean 12 ms, p99 30 ms = 2.5 x the mean;
+    # a 20 ms p99 at that tail is a mean of 8 ms: 16 clients / 8 ms = 2000 moves/s
+    text, _ = render(_results(None))
+    assert ("moves: p99 = 2.50 x mean; a p99 of 20 ms at that tail needs a mean of 8.0 ms, "
+            "so 2000 moves/s from 16 clients (measured: 100/s; ceiling 100/s)") in text
+
+
 def test_errors_of_any_load_fail_the_budget() -> None:
     text, ok = render(_results(_phase([0.004] * 300, errors=2)))
     assert "[MISS] 0 errors" in text and not ok
