@@ -370,9 +370,9 @@ def test_settings_read_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) ->
         ("RUMMY_KEEPALIVE_REQUESTS", "0", "keepalive_requests", 0),
         ("RUMMY_KEEPALIVE_REQUESTS", "1000", "keepalive_requests", 1000),
         ("RUMMY_BIND", "[::1]:8080", "bind", "[::1]:8080"),
+        ("RUMMY_BIND", "unix:/run/rummy.sock", "bind", "unix:/run/rummy.sock"),
         ("RUMMY_ACCESS_LOG", "1", "access_log", True),
         ("RUMMY_ACCESS_LOG", "0", "access_log", False),
-        ("RUMMY_BIND", "unix:/run/rummy.sock", "bind", "unix:/run/rummy.sock"),
     ],
 )
 def test_settings_parse_good_values(var: str, text: str, attr: str, value: object) -> None:
@@ -411,6 +411,7 @@ def test_settings_parse_good_values(var: str, text: str, attr: str, value: objec
         ("RUMMY_BIND", "localhost:http"),
         ("RUMMY_BIND", "0.0.0.0:70000"),
         ("RUMMY_BIND", "unix:"),
+        ("RUMMY_ACCESS_LOG", "maybe"),
     ],
 )
 def test_settings_reject_bad_values_naming_the_variable(var: str, text: str) -> None:
