@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="gunicorn workers (default: the service's, RUMMY_WORKERS or CPUs)")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads per worker (default: the service's, RUMMY_THREADS)")
+    parser.add_argument("--pin-workers", action="store_true",
+                        help="keep each gunicorn worker on a CPU of its own "
+                             "(RUMMY_PIN_WORKERS=1, for the service and the floor)")
     parser.add_argument("--skip-engine", action="store_true",
                         help="skip the in-process engine figures")
     parser.add_argument("--skip-floor", action="store_true",
@@ -110,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="rummy-bench-") as name:
         tmp = Path(name)
         stack = Stack(tmp, workers=args.workers, threads=args.threads,
+                      pin_workers=args.pin_workers,
                       floor=not args.skip_floor)
         print("starting redis-server and the service …", file=sys.stderr, flush=True)
         stack.start()

@@ -75,8 +75,9 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
     lines = [f"rummy-referee benchmark — {r['clients']} clients, {r['seconds']:g} s per phase, "
              f"{r['cpus']} CPUs (clients and server share them)"]
     s = r["server"]
+    pinned = ", each kept to a CPU of its own" if s.get("pinned") else ""
     lines.append(f"server: gunicorn {s['worker_class']}, {s['workers']} workers x "
-                 f"{s['threads']} threads; redis-server {s['redis']}")
+                 f"{s['threads']} threads{pinned}; redis-server {s['redis']}")
     lines.append("connections: " + ("one per seat of each game (moves of one game come on "
                                     "several connections, so on several workers)"
                                     if r.get("connection_per_seat") else

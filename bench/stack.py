@@ -20,6 +20,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from service.cli import GUNICORN_CONFIG
 from service.redis_server import RedisServer, free_port
@@ -38,7 +39,7 @@ class Stack:
     """redis-server + ``rummy-referee serve``, started and stopped together."""
 
     def __init__(self, tmp: Path, workers: int | None = None, threads: int | None = None,
-                 floor: bool = False) -> None:
+                 floor: bool = False, pin_workers: bool = False) -> None:
         self.tmp = tmp
         self.floor = floor
         """Also serve :mod:`bench.floor` (a bare Flask route) with the same gunicorn
@@ -47,6 +48,8 @@ class Stack:
         self.floor_server: subprocess.Popen[bytes] | None = None
         self.workers = workers
         self.threads = threads
+        self.pin_workers = pin_workers
+        """``RUMMY_PIN_WORKERS=1``: each worker kept to a CPU of its own."""
         self.redis = RedisServer(tmp / "redis", appendonly=True, appendfsync=APPENDFSYNC)
         self.port = 0
         self.server: subprocess.Popen[bytes] | None = None
@@ -113,8 +116,8 @@ class Stack:
 
     def _env(self, metrics: str = "metrics") -> dict[str, str]:
         """The servers' environment: ours, with this stack's Redis, data and metrics
-        directories (all in the temporary directory, removed with it), and its workers and
-        threads when they are given."""
+        directories (all in the temporary directory, removed with it), and its workers,
+        threads and pinning when they are given."""
         metrics_dir = self.tmp / metrics
         metrics_dir.mkdir(exist_ok=True)
         env = dict(os.environ, REDIS_URL=self.redis.url, RUMMY_DATA_DIR=str(self.tmp),
@@ -123,17 +126,21 @@ class Stack:
             env["RUMMY_WORKERS"] = str(self.workers)
         if self.threads:
             env["RUMMY_THREADS"] = str(self.threads)
+        if self.pin_workers:
+            env["RUMMY_PIN_WORKERS"] = "1"
         return env
 
-    def settings(self) -> dict[str, str]:
+    def settings(self) -> dict[str, Any]:
         """The gunicorn settings the service runs with (read from its config module)."""
         env = self._env()
         code = ("import service.gunicorn_conf as c; "
-                "print(c.worker_class, c.workers, c.threads, c.keepalive)")
+                "print(c.worker_class, c.workers, c.threads, c.keepalive, "
+                "c._settings.pin_workers)")
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, check=True).stdout.split()
         return {"worker_class": out[0], "workers": out[1], "threads": out[2],
-                "keepalive": out[3], "redis": f"AOF on, appendfsync {APPENDFSYNC}"}
+                "keepalive": out[3], "pinned": out[4] == "True",
+                "redis": f"AOF on, appendfsync {APPENDFSYNC}"}
 
     def stop(self) -> None:
         for server in (self.server, self.floor_server):

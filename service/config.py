@@ -17,7 +17,8 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,14 @@ def default_workers() -> int:
     if sys.platform == "linux":
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
+
+
+def least_used_cpu(allowed: Iterable[int], taken: Iterable[int | None]) -> int:
+    """The CPU for a new worker under ``RUMMY_PIN_WORKERS``: of the ``allowed`` ones, the
+    one the fewest of ``taken`` (the live workers' CPUs, None for a worker not pinned) are
+    on; the lowest such."""
+    counts = Counter(cpu for cpu in taken if cpu is not None)
+    return min(sorted(allowed), key=lambda cpu: counts[cpu])
 
 
 # --- parsers: text of the variable -> value, or ValueError("must be ...") -------------------
@@ -312,6 +321,9 @@ class Settings:
     api_keys: tuple[str, ...] = field(default=(), metadata=_env("RUMMY_API_KEYS", _keys))
     #: RUMMY_METRICS: 1 serves Prometheus metrics at /metrics (0: off).
     metrics: bool = field(default=True, metadata=_env("RUMMY_METRICS", _flag))
+    #: RUMMY_PIN_WORKERS: 1 keeps each gunicorn worker on a CPU of its own (Linux), spread
+    #: over the CPUs this process may use; 0 (the default): the kernel moves them freely.
+    pin_workers: bool = field(default=False, metadata=_env("RUMMY_PIN_WORKERS", _flag))
     #: RUMMY_ACCESS_LOG: 1 has gunicorn write its own access line to stdout as well (0, the
     #: default: the service's JSON line per request is the access log).
     access_log: bool = field(default=False, metadata=_env("RUMMY_ACCESS_LOG", _flag))

@@ -7,7 +7,8 @@ gunicorn settings and ignores the others.
 
 Environment: ``RUMMY_BIND`` (default ``127.0.0.1:8000``), ``RUMMY_WORKERS`` (default: the
 number of CPUs), ``RUMMY_THREADS`` (default 4), ``RUMMY_KEEPALIVE_REQUESTS`` (default 100),
-``RUMMY_LOG_LEVEL``, ``RUMMY_ACCESS_LOG`` (default off), and ``REDIS_URL`` (or
+``RUMMY_LOG_LEVEL``, ``RUMMY_ACCESS_LOG`` (default off), ``RUMMY_PIN_WORKERS`` (default
+off), and ``REDIS_URL`` (or
 ``REDIS_CLUSTER_NODES`` or ``REDIS_SENTINELS``), which is required here: ``rummy-referee
 serve`` sets REDIS_URL when none is set (starting an embedded redis-server), and so does
 docker-compose.yml.
@@ -23,7 +24,7 @@ from typing import Any
 
 from gunicorn import util as gunicorn_util
 
-from service.config import ConfigError, Settings
+from service.config import ConfigError, Settings, least_used_cpu
 
 try:
     _settings = Settings.from_env()
@@ -64,6 +65,28 @@ def pre_request(worker: Any, req: Any) -> None:
     other 3 (``req_number`` counts requests per connection, from 1)."""
     if _keepalive_requests and req.req_number >= _keepalive_requests:
         req.must_close = True
+
+
+def pre_fork(server: Any, worker: Any) -> None:
+    """With ``RUMMY_PIN_WORKERS``: the CPU the new worker will keep to, chosen in the
+    master, which knows the live workers' CPUs (a worker started to replace one that died
+    takes the CPU left free)."""
+    worker.rummy_cpu = None
+    if _settings.pin_workers and hasattr(os, "sched_setaffinity"):
+        worker.rummy_cpu = least_used_cpu(
+            os.sched_getaffinity(0),
+            (getattr(w, "rummy_cpu", None) for w in server.WORKERS.values()))
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    """With ``RUMMY_PIN_WORKERS``: the worker (its threads too, started later) keeps to
+    its CPU. A worker's threads take turns under the GIL; on one CPU the hand-over from
+    one to the next stays on that CPU. Measured under the benchmark (2 workers on 2 CPUs,
+    four interleaved pairs of runs): the move p99 24-31 ms instead of 30-41, and 2000-2100
+    ceiling calls/s instead of 1430-1640. It is off by default: a worker kept to one CPU
+    cannot move to an idle one when other work on the machine takes its CPU."""
+    if worker.rummy_cpu is not None:
+        os.sched_setaffinity(0, {worker.rummy_cpu})
 
 
 def post_worker_init(worker: Any) -> None:

@@ -95,6 +95,15 @@ def test_the_report_says_what_throughput_the_p99_budget_needs_at_the_tail_measur
             "so 2000 moves/s from 16 clients (measured: 100/s; ceiling 100/s)") in text
 
 
+def test_the_report_says_whether_the_workers_were_pinned() -> None:
+    results = _results(None)
+    assert "CPU of its own" not in render(results)[0]
+    results["server"]["pinned"] = True
+    server = render(results)[0].splitlines()[1]
+    assert server.startswith("server: gunicorn gthread, 2 workers x 4 threads, each kept to "
+                             "a CPU of its own;")
+
+
 def test_errors_of_any_load_fail_the_budget() -> None:
     text, ok = render(_results(_phase([0.004] * 300, errors=2)))
     assert "[MISS] 0 errors" in text and not ok

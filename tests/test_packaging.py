@@ -332,6 +332,7 @@ def test_settings_defaults() -> None:
     assert settings.keepalive_requests == 100
     assert settings.bind == "127.0.0.1:8000"
     assert settings.access_log is False
+    assert settings.pin_workers is False
 
 
 def test_every_setting_has_its_own_environment_variable() -> None:
@@ -373,6 +374,7 @@ def test_settings_read_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) ->
         ("RUMMY_BIND", "unix:/run/rummy.sock", "bind", "unix:/run/rummy.sock"),
         ("RUMMY_ACCESS_LOG", "1", "access_log", True),
         ("RUMMY_ACCESS_LOG", "0", "access_log", False),
+        ("RUMMY_PIN_WORKERS", "yes", "pin_workers", True),
     ],
 )
 def test_settings_parse_good_values(var: str, text: str, attr: str, value: object) -> None:
@@ -412,6 +414,7 @@ def test_settings_parse_good_values(var: str, text: str, attr: str, value: objec
         ("RUMMY_BIND", "0.0.0.0:70000"),
         ("RUMMY_BIND", "unix:"),
         ("RUMMY_ACCESS_LOG", "maybe"),
+        ("RUMMY_PIN_WORKERS", "2"),
     ],
 )
 def test_settings_reject_bad_values_naming_the_variable(var: str, text: str) -> None:
