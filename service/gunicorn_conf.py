@@ -81,10 +81,12 @@ def pre_fork(server: Any, worker: Any) -> None:
 def post_fork(server: Any, worker: Any) -> None:
     """With ``RUMMY_PIN_WORKERS``: the worker (its threads too, started later) keeps to
     its CPU. A worker's threads take turns under the GIL; on one CPU the hand-over from
-    one to the next stays on that CPU. Measured under the benchmark (2 workers on 2 CPUs,
-    four interleaved pairs of runs): the move p99 24-31 ms instead of 30-41, and 2000-2100
-    ceiling calls/s instead of 1430-1640. It is off by default: a worker kept to one CPU
-    cannot move to an idle one when other work on the machine takes its CPU."""
+    one to the next stays on that CPU, and the other CPUs are left to the other workers,
+    Redis and the rest. Measured under the benchmark (2 workers on 2 CPUs shared with the
+    clients, ten interleaved pairs of runs): more moves/s and a lower move p99 in 8 pairs of
+    10 (p99 24-35 ms against 28-41), more ceiling calls/s in 9 (up to 49% more). It is off
+    by default: a worker kept to one CPU cannot move to an idle one when other work on the
+    machine takes its CPU."""
     if worker.rummy_cpu is not None:
         os.sched_setaffinity(0, {worker.rummy_cpu})
 
