@@ -66,17 +66,30 @@ class FlaskTransport:
 
 
 class RequestsTransport:
-    """Requests over real HTTP with a ``requests.Session``; every request has a timeout."""
+    """Requests over real HTTP with a ``requests.Session``; every request has a timeout.
+
+    Like a well-behaved client, it waits out a ``429`` for the ``Retry-After`` seconds it
+    names and sends the request again (a refused request changed nothing), a few times at
+    most: a served match at full speed can outrun a seat's default rate limit."""
+
+    RETRIES_AFTER_429 = 5
 
     def __init__(self, base_url: str, session: Any, timeout: float = REQUEST_TIMEOUT) -> None:
         self.base_url = base_url.rstrip("/")
         self.session = session
         self.timeout = timeout
+        self.waited_out = 0
+        """The ``429`` answers waited out so far."""
 
     def request(self, method: str, path: str, *, token: str | None = None,
                 body: Any = None, headers: Mapping[str, str] | None = None) -> Reply:
-        resp = self.session.request(method, self.base_url + path, json=body,
-                                    headers=_headers(token, headers), timeout=self.timeout)
+        for _ in range(self.RETRIES_AFTER_429):
+            resp = self.session.request(method, self.base_url + path, json=body,
+                                        headers=_headers(token, headers), timeout=self.timeout)
+            if resp.status_code != 429 or "Retry-After" not in resp.headers:
+                break
+            self.waited_out += 1
+            time.sleep(min(float(resp.headers["Retry-After"]), 2.0))
         return Reply(resp.status_code, dict(resp.headers), resp.content)
 
 

@@ -90,3 +90,23 @@ def test_a_keep_alive_connection_closes_after_its_request_budget(
             conn.close()
     finally:
         server.kill()
+
+
+def test_the_test_client_waits_out_a_429_for_its_retry_after(tmp_path: Path,
+                                                             redis_url: str) -> None:
+    """:class:`RequestsTransport` (which plays the match above at full speed) honours
+    ``Retry-After`` instead of failing on a seat's rate limit."""
+    started = Server(tmp_path, redis_url, env={"RUMMY_RATE_LIMITS": "3/second"})
+    try:
+        with requests.Session() as session:
+            started.wait_ready(session)
+            created = session.post(f"{started.base_url}/v1/games", timeout=REQUEST_TIMEOUT,
+                                   json={"variant": "basic", "players": ["Ana", "Bo"]}).json()
+            transport = RequestsTransport(started.base_url, session)
+            path = f"/v1/games/{created['game_id']}/me"
+            token = created["seats"][0]["token"]
+            statuses = [transport.request("GET", path, token=token).status for _ in range(5)]
+            assert statuses == [200] * 5
+            assert transport.waited_out >= 1
+    finally:
+        started.kill()
