@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 from http_player import REQUEST_TIMEOUT, HttpPlayer, RequestsTransport
-from serving import Server
+from serving import Server, served
 
 pytestmark = pytest.mark.slow
 
@@ -96,17 +96,13 @@ def test_the_test_client_waits_out_a_429_for_its_retry_after(tmp_path: Path,
                                                              redis_url: str) -> None:
     """:class:`RequestsTransport` (which plays the match above at full speed) honours
     ``Retry-After`` instead of failing on a seat's rate limit."""
-    started = Server(tmp_path, redis_url, env={"RUMMY_RATE_LIMITS": "3/second"})
-    try:
-        with requests.Session() as session:
-            started.wait_ready(session)
-            created = session.post(f"{started.base_url}/v1/games", timeout=REQUEST_TIMEOUT,
-                                   json={"variant": "basic", "players": ["Ana", "Bo"]}).json()
-            transport = RequestsTransport(started.base_url, session)
-            path = f"/v1/games/{created['game_id']}/me"
-            token = created["seats"][0]["token"]
-            statuses = [transport.request("GET", path, token=token).status for _ in range(5)]
-            assert statuses == [200] * 5
-            assert transport.waited_out >= 1
-    finally:
-        started.kill()
+    with served(tmp_path, redis_url, env={"RUMMY_RATE_LIMITS": "3/second"}) as started, \
+            requests.Session() as session:
+        created = session.post(f"{started.base_url}/v1/games", timeout=REQUEST_TIMEOUT,
+                               json={"variant": "basic", "players": ["Ana", "Bo"]}).json()
+        transport = RequestsTransport(started.base_url, session)
+        path = f"/v1/games/{created['game_id']}/me"
+        token = created["seats"][0]["token"]
+        statuses = [transport.request("GET", path, token=token).status for _ in range(5)]
+        assert statuses == [200] * 5
+        assert transport.waited_out >= 1
