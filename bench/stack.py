@@ -108,7 +108,8 @@ class Stack:
                 tail = log_path.read_text(errors="replace")[-3000:]
                 raise RuntimeError(f"{cmd[-1]} did not become ready:\n{tail}")
             time.sleep(0.1)
-        # every worker answers (each loads the app on its first request)
+        # a few requests before the load (the workers load the app when they start; these
+        # do not prove that every worker has answered: the warm-up load comes next)
         for _ in range(20):
             with contextlib.suppress(OSError):
                 urllib.request.urlopen(f"{base_url}/healthz", timeout=2).close()
