@@ -88,8 +88,7 @@ class Stack:
 
     def _launch(self, cmd: list[str], env: dict[str, str], port: int, log_path: Path,
                 timeout: float) -> subprocess.Popen[bytes]:
-        """Start ``cmd`` and wait until it answers ``/readyz`` on ``port``, then until each
-        worker has loaded the app."""
+        """Start ``cmd`` and wait until it answers ``/readyz`` on ``port``."""
         with log_path.open("ab") as log:
             server = subprocess.Popen(cmd, env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
                                       stdout=log, stderr=subprocess.STDOUT)
