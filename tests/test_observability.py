@@ -14,7 +14,7 @@ import pytest
 from flask.testing import FlaskClient
 from serving import served
 
-from service.api.observe import JsonFormatter
+from service.api.observe import JsonFormatter, new_request_id
 from service.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,3 +160,39 @@ def test_served_requests_are_logged_once_unless_gunicorn_access_log_is_asked_for
               if '"GET /v1/variants?probe=1 HTTP/1.1" 200' in line]
     assert len(ours) == 3
     assert len(theirs) == (3 if access_log else 0)
+
+
+def test_made_request_ids_are_unique_and_each_process_draws_its_own_prefix() -> None:
+    made = [new_request_id() for _ in range(2000)]
+    assert len(set(made)) == len(made)
+    assert all(re.fullmatch(r"[0-9a-f]{32}", rid) for rid in made)
+    assert len({rid[:16] for rid in made}) == 1  # one prefix in this process
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a forked worker, as gunicorn makes them
+        os.write(write, new_request_id().encode())
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert re.fullmatch(r"[0-9a-f]{32}", child) and child[:16] != made[0][:16]
+
+
+def _record(created: float, **extra: object) -> logging.LogRecord:
+    record = logging.LogRecord("service.access", logging.INFO, __file__, 1, "request", None,
+                               None)
+    record.created, record.msecs = created, (created % 1) * 1000
+    record.__dict__.update(extra)
+    return record
+
+
+def test_log_line_time_stamps_follow_the_clock_and_odd_values_are_written_as_text() -> None:
+    formatter = JsonFormatter()
+    first = json.loads(formatter.format(_record(1_800_000_000.25, status=200)))
+    same_second = json.loads(formatter.format(_record(1_800_000_000.5)))
+    next_day = json.loads(formatter.format(_record(1_800_086_401.125, game_id=Path("g1"))))
+    assert first["ts"] == "2027-01-15T08:00:00.250Z" and first["status"] == 200
+    assert same_second["ts"] == "2027-01-15T08:00:00.500Z"
+    assert next_day["ts"] == "2027-01-16T08:00:01.125Z" and next_day["game_id"] == "g1"
+    assert first["level"] == "info" and first["msg"] == "request"
