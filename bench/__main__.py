@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import cpu, engine, probe
+from bench import cpu, engine, instructions, probe
 from bench.driver import schedule_of
 from bench.report import BUDGET, render, summarize
 from bench.stack import Stack
@@ -54,6 +54,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="skip the floor: a bare Flask route (bench/floor.py) served by "
                              "a second gunicorn with the same settings, in slots of its own")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--instructions", action="store_true",
+                        help="instead of the timed benchmark: count the instructions a move "
+                             "costs in-process, with valgrind, a figure the machine's speed "
+                             "does not move (bench/instructions.py; a few minutes)")
     return parser
 
 
@@ -103,6 +107,8 @@ def _load(stack: Stack, args: argparse.Namespace, tmp: Path, size: int
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.instructions:
+        return instructions.main([])
     results: dict[str, Any] = {"budget": BUDGET, "clients": args.clients,
                                "connection_per_seat": args.connection_per_seat,
                                "seconds": args.seconds, "slot": args.slot,

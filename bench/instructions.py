@@ -1,0 +1,199 @@
+"""Instructions per move, counted by valgrind: a figure the machine's speed does not move.
+
+``python3 dev.py bench --instructions`` (needs ``valgrind``). The timed figures drift by
+tens of percent from minute to minute on a shared machine, so a change worth a few percent
+cannot be seen in them. This counts instead: one process plays moves of every variant
+through Flask's test client against a redis-server of its own, under valgrind's callgrind
+tool, twice (with ``WARMUP + SHORT`` and ``WARMUP + LONG`` moves). The difference of the
+two totals divided by ``LONG - SHORT`` is the count per move, start-up and warm-up left out.
+
+What is counted: the service's whole request path except gunicorn (Flask's routing and
+hooks, the move's fast path, the referee, the engine, redis-py and the log line), plus the
+client's side (the test client building each request, :mod:`bench.player` choosing the
+move), about a quarter of the total. Redis runs in its own process and is not counted.
+
+The two runs play the same games: this process swaps the engine's shuffling generator for a
+seeded one (the service itself always shuffles with ``secrets.SystemRandom``) and runs with
+``PYTHONHASHSEED=0``. What still differs from run to run (game ids, seat tokens, request
+ids) moves the count by well under 1%.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from random import Random
+from typing import TYPE_CHECKING
+
+import service.rules.engine as engine
+from bench.driver import CEILING, MOVES, VARIANTS
+from bench.player import GamePlan, new_game_body
+from service.app import create_app
+from service.redis_server import RedisServer
+
+if TYPE_CHECKING:
+    from flask.testing import FlaskClient
+
+ROOT = Path(__file__).resolve().parent.parent
+WARMUP, SHORT, LONG = 300, 200, 600
+SEED = 12345
+CEILING_BYTES = 2048
+"""About the size of a stored mid-hand 4-player Rummy 51 state, as the ceiling's payload."""
+
+
+def play(kind: str, count: int) -> int:
+    """Make ``count`` requests of ``kind`` in this process against a redis-server of its own:
+    ``moves`` (not counting the ``GET …/me`` of new deals) over games of every variant, or
+    ``ceiling`` calls; the moves applied, or the ceiling calls answered."""
+    system_random = engine._SYSTEM_RANDOM
+    engine._SYSTEM_RANDOM = Random(SEED)  # type: ignore[assignment]  # until the end of play
+    try:
+        with tempfile.TemporaryDirectory(prefix="rummy-instructions-") as tmp:
+            redis = RedisServer(Path(tmp))
+            redis.start()
+            try:
+                with _environ(REDIS_URL=redis.url, RUMMY_BENCHMARK="1"):
+                    client = create_app().test_client()
+                    return (_moves(client, count) if kind == MOVES
+                            else _ceiling_calls(client, count))
+            finally:
+                redis.stop()
+    finally:
+        engine._SYSTEM_RANDOM = system_random
+
+
+@contextlib.contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _ceiling_calls(client: FlaskClient, count: int) -> int:
+    answered = 0
+    for i in range(count):
+        reply = client.get(f"/_bench/ceiling/instructions-{i % 16}?size={CEILING_BYTES}")
+        reply.get_json()  # a client reads what it asked for, as the load driver's do
+        answered += reply.status_code == 200
+    return answered
+
+
+def _moves(client: FlaskClient, moves: int) -> int:
+    rng = Random(SEED)
+    made = 0
+
+    def new_game() -> GamePlan:
+        nonlocal made
+        variant = VARIANTS[made % len(VARIANTS)]
+        data = client.post("/v1/games", json=new_game_body(variant, made)).get_json()
+        made += 1
+        return GamePlan(data["game_id"], variant, [s["token"] for s in data["seats"]],
+                        data["game"], rng)
+
+    games = [new_game() for _ in range(8)]
+    applied = turn = 0
+    for _ in range(moves):
+        while True:
+            turn += 1
+            game = games[turn % len(games)]
+            if game.finished:
+                games[turn % len(games)] = new_game()
+                continue
+            seat = game.to_move
+            auth = {"Authorization": f"Bearer {game.tokens[seat]}"}
+            if game.seats[seat].hand is None:  # a new deal: read the hand
+                game.saw(seat, client.get(f"/v1/games/{game.game_id}/me",
+                                          headers=auth).get_json(), [])
+                continue
+            break
+        reply = client.post(f"/v1/games/{game.game_id}/moves", json=game.next_move(),
+                            headers=auth)
+        data = reply.get_json()
+        if reply.status_code == 200:
+            applied += 1
+            game.saw(seat, data["game"], data["events"])
+        else:  # refused: read the seat again and go on
+            game.saw(seat, client.get(f"/v1/games/{game.game_id}/me",
+                                      headers=auth).get_json(), [])
+    return applied
+
+
+def collected(valgrind_log: str) -> int:
+    """The instruction total of callgrind's summary line (``==pid== Collected : N``)."""
+    found = re.findall(r"Collected\s*:\s*(\d+)", valgrind_log)
+    if not found:
+        raise RuntimeError(f"no callgrind total in valgrind's output: {valgrind_log[-500:]!r}")
+    return int(found[-1])
+
+
+def per_move(short_total: int, long_total: int, short: int = SHORT, long: int = LONG
+             ) -> float:
+    return (long_total - short_total) / (long - short)
+
+
+def _count(kind: str, count: int, log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+         f"--log-file={log}", sys.executable, "-m", "bench.instructions", "--play", kind,
+         str(count)],
+        cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED="0"),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def measure() -> dict[str, float]:
+    """Count moves and ceiling calls (the four runs at once, each in its own process):
+    instructions per move, per ceiling call, and their quotient."""
+    with tempfile.TemporaryDirectory(prefix="rummy-instructions-") as tmp:
+        logs = {(kind, count): Path(tmp) / f"{kind}-{count}.log"
+                for kind in (MOVES, CEILING) for count in (WARMUP + SHORT, WARMUP + LONG)}
+        started = [_count(kind, count, log) for (kind, count), log in logs.items()]
+        for proc in started:
+            if proc.wait() != 0:
+                raise RuntimeError(f"a counted run failed (exit {proc.returncode})")
+        totals = {key: collected(log.read_text()) for key, log in logs.items()}
+    figures = {kind: per_move(totals[kind, WARMUP + SHORT], totals[kind, WARMUP + LONG])
+               for kind in (MOVES, CEILING)}
+    return {"instructions_per_move": figures[MOVES],
+            "instructions_per_ceiling_call": figures[CEILING],
+            "ceiling_over_move": figures[CEILING] / figures[MOVES],
+            "requests_counted": LONG - SHORT}
+
+
+def main(argv: list[str]) -> int:
+    """``--play KIND N``: a counted process; otherwise count and print the figures."""
+    if argv[:1] == ["--play"]:
+        play(argv[1], int(argv[2]))
+        return 0
+    if shutil.which("valgrind") is None:
+        print("--instructions needs valgrind (e.g. apt-get install valgrind)", file=sys.stderr)
+        return 2
+    print(f"counting instructions: runs of {WARMUP + SHORT} and {WARMUP + LONG} moves, and "
+          "of as many ceiling calls, in-process under valgrind (a few minutes) …",
+          file=sys.stderr, flush=True)
+    figures = measure()
+    print("instructions per request (callgrind, in-process through Flask's test client, the "
+          f"client's side included; the difference between runs of {WARMUP + SHORT} and "
+          f"{WARMUP + LONG} requests):")
+    print(f"  move          {figures['instructions_per_move']:>12,.0f}")
+    print(f"  ceiling call  {figures['instructions_per_ceiling_call']:>12,.0f}")
+    print(f"  ceiling / move: {figures['ceiling_over_move']:.2f} (gunicorn, which both pay "
+          "alike, is not counted)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,41 @@
+"""The instruction count of ``python3 dev.py bench --instructions`` (bench/instructions.py):
+the move loop it counts, and how the figure is read from valgrind and worked out. The count
+itself runs under valgrind for minutes and is not run here."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from bench import instructions
+
+
+def test_the_counted_loop_plays_moves_of_every_variant_against_the_service() -> None:
+    import service.rules.engine as engine
+
+    system_random, redis_url = engine._SYSTEM_RANDOM, os.environ.get("REDIS_URL")
+    applied = instructions.play("moves", 60)
+    assert 50 <= applied <= 60  # the player proposes legal moves: few if any are refused
+    # the seeded generator and the Redis of the counted loop are gone again
+    assert engine._SYSTEM_RANDOM is system_random
+    assert os.environ.get("REDIS_URL") == redis_url
+
+
+def test_the_total_is_read_from_callgrinds_summary() -> None:
+    log = ("==41== Callgrind, a call-graph generating cache profiler\n"
+           "==41== Events    : Ir\n==41== Collected : 1234567890\n==41== \n"
+           "==41== I   refs:      1,234,567,890\n")
+    assert instructions.collected(log) == 1234567890
+    with pytest.raises(RuntimeError, match="no callgrind total"):
+        instructions.collected("==41== error: no such file\n")
+
+
+def test_the_figure_is_the_difference_per_move_between_the_two_runs() -> None:
+    assert instructions.per_move(1_000_000_000, 2_200_000_000, short=200, long=600) == 3e6
+
+
+def test_the_counted_ceiling_calls_are_answered() -> None:
+    before = os.environ.get("RUMMY_BENCHMARK")
+    assert instructions.play("ceiling", 20) == 20
+    assert os.environ.get("RUMMY_BENCHMARK") == before  # set for the counted loop only
