@@ -11,5 +11,7 @@ Modules: :mod:`bench.stack` (the servers), :mod:`bench.driver` (the load process
 :mod:`bench.http` (a lean HTTP/1.1 keep-alive client), :mod:`bench.player` (how a client
 picks its moves from its seat view), :mod:`bench.engine` (in-process figures),
 :mod:`bench.sim` (random play for whole simulated hands), :mod:`bench.floor` (the bare
-Flask route), :mod:`bench.cpu` (CPU per request from ``/proc``), :mod:`bench.report`.
+Flask route), :mod:`bench.cpu` (CPU per request from ``/proc``), :mod:`bench.report`, and
+:mod:`bench.instructions` (``--instructions``: instructions per move and per ceiling call,
+counted by valgrind, instead of the timed run).
 """
