@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import time
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import orjson
 from flask import Flask, Response, g, request
@@ -26,6 +26,9 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+from prometheus_client.metrics import MetricWrapperBase
+
+M = TypeVar("M", bound=MetricWrapperBase)
 
 REQUEST_ID = "X-Request-ID"
 _ID_RE = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
@@ -42,6 +45,27 @@ GAMES_FINISHED = Counter("rummy_games_finished_total", "Matches finished", ["var
 STORE_ERRORS = Counter("rummy_store_errors_total", "Store errors by kind", ["kind"])
 
 log = logging.getLogger("service.access")
+
+
+class _Children(Generic[M]):
+    """A labelled metric's children by their label values, looked up in a dict of its own:
+    prometheus-client's ``labels()`` checks the names, turns every value into text and takes
+    a lock on each call, for every request. A child is the one ``labels()`` gives (made
+    once, at first use); in multiprocess mode it writes to the file of the process using
+    it."""
+
+    def __init__(self, metric: M) -> None:
+        self._metric = metric
+        self._known: dict[tuple[str, ...], M] = {}
+
+    def __call__(self, *values: str) -> M:
+        child = self._known.get(values)
+        if child is None:
+            child = self._known[values] = self._metric.labels(*values)
+        return child
+
+
+_REQUESTS, _LATENCY, _MOVES = _Children(REQUESTS), _Children(LATENCY), _Children(MOVES)
 
 
 class JsonFormatter(logging.Formatter):
@@ -134,8 +158,8 @@ def install(app: Flask, metrics: bool) -> None:
         elapsed = time.perf_counter() - g.get("started", time.perf_counter())
         route = _route()
         if metrics and route != "/metrics":
-            REQUESTS.labels(route, request.method, str(response.status_code)).inc()
-            LATENCY.labels(route, request.method).observe(elapsed)
+            _REQUESTS(route, request.method, str(response.status_code)).inc()
+            _LATENCY(route, request.method).observe(elapsed)
         view_args = request.view_args or {}
         log.info("request", extra={
             "method": request.method, "route": route, "path": request.path,
@@ -156,4 +180,4 @@ def install(app: Flask, metrics: bool) -> None:
 
 
 def move_seen(variant: str, move_type: str, verdict: str) -> None:
-    MOVES.labels(variant, move_type, verdict).inc()
+    _MOVES(variant, move_type, verdict).inc()
