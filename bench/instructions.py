@@ -6,6 +6,7 @@ cannot be seen in them. This counts instead: one process plays moves of every va
 through Flask's test client against a redis-server of its own, under valgrind's callgrind
 tool, twice (with ``WARMUP + SHORT`` and ``WARMUP + LONG`` moves). The difference of the
 two totals divided by ``LONG - SHORT`` is the count per move, start-up and warm-up left out.
+Ceiling calls (``GET /_bench/ceiling/…``) are counted the same way, for comparison.
 
 What is counted: the service's whole request path except gunicorn (Flask's routing and
 hooks, the move's fast path, the referee, the engine, redis-py and the log line), plus the
@@ -140,8 +141,10 @@ def collected(valgrind_log: str) -> int:
     return int(found[-1])
 
 
-def per_move(short_total: int, long_total: int, short: int = SHORT, long: int = LONG
-             ) -> float:
+def per_request(short_total: int, long_total: int, short: int = SHORT, long: int = LONG
+                ) -> float:
+    """Instructions per request: what the longer run counted beyond the shorter one, per
+    request it made beyond it (start-up and warm-up are in both)."""
     return (long_total - short_total) / (long - short)
 
 
@@ -161,11 +164,17 @@ def measure() -> dict[str, float]:
         logs = {(kind, count): Path(tmp) / f"{kind}-{count}.log"
                 for kind in (MOVES, CEILING) for count in (WARMUP + SHORT, WARMUP + LONG)}
         started = [_count(kind, count, log) for (kind, count), log in logs.items()]
-        for proc in started:
-            if proc.wait() != 0:
-                raise RuntimeError(f"a counted run failed (exit {proc.returncode})")
+        try:
+            for proc in started:
+                if proc.wait() != 0:
+                    raise RuntimeError(f"a counted run failed (exit {proc.returncode})")
+        finally:
+            for proc in started:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
         totals = {key: collected(log.read_text()) for key, log in logs.items()}
-    figures = {kind: per_move(totals[kind, WARMUP + SHORT], totals[kind, WARMUP + LONG])
+    figures = {kind: per_request(totals[kind, WARMUP + SHORT], totals[kind, WARMUP + LONG])
                for kind in (MOVES, CEILING)}
     return {"instructions_per_move": figures[MOVES],
             "instructions_per_ceiling_call": figures[CEILING],

@@ -32,7 +32,7 @@ def test_the_total_is_read_from_callgrinds_summary() -> None:
 
 
 def test_the_figure_is_the_difference_per_move_between_the_two_runs() -> None:
-    assert instructions.per_move(1_000_000_000, 2_200_000_000, short=200, long=600) == 3e6
+    assert instructions.per_request(1_000_000_000, 2_200_000_000, short=200, long=600) == 3e6
 
 
 def test_the_counted_ceiling_calls_are_answered() -> None:
