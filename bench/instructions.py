@@ -21,17 +21,16 @@ ids) moves the count by well under 1%.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from random import Random
 from typing import TYPE_CHECKING
+from unittest import mock
 
 import service.rules.engine as engine
 from bench.driver import CEILING, MOVES, VARIANTS
@@ -52,36 +51,19 @@ CEILING_BYTES = 2048
 def play(kind: str, count: int) -> int:
     """Make ``count`` requests of ``kind`` in this process against a redis-server of its own:
     ``moves`` (not counting the ``GET …/me`` of new deals) over games of every variant, or
-    ``ceiling`` calls; the moves applied, or the ceiling calls answered."""
-    system_random = engine._SYSTEM_RANDOM
-    engine._SYSTEM_RANDOM = Random(SEED)  # type: ignore[assignment]  # until the end of play
-    try:
-        with tempfile.TemporaryDirectory(prefix="rummy-instructions-") as tmp:
-            redis = RedisServer(Path(tmp))
-            redis.start()
-            try:
-                with _environ(REDIS_URL=redis.url, RUMMY_BENCHMARK="1"):
-                    client = create_app().test_client()
-                    return (_moves(client, count) if kind == MOVES
-                            else _ceiling_calls(client, count))
-            finally:
-                redis.stop()
-    finally:
-        engine._SYSTEM_RANDOM = system_random
-
-
-@contextlib.contextmanager
-def _environ(**values: str) -> Iterator[None]:
-    before = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    ``ceiling`` calls; the moves applied, or the ceiling calls answered. The engine's
+    shuffles are seeded, and ``REDIS_URL`` set, until it returns."""
+    with mock.patch.object(engine, "_SYSTEM_RANDOM", Random(SEED)), \
+            tempfile.TemporaryDirectory(prefix="rummy-instructions-") as tmp:
+        redis = RedisServer(Path(tmp))
+        redis.start()
+        try:
+            with mock.patch.dict(os.environ, REDIS_URL=redis.url, RUMMY_BENCHMARK="1"):
+                client = create_app().test_client()
+                return (_moves(client, count) if kind == MOVES
+                        else _ceiling_calls(client, count))
+        finally:
+            redis.stop()
 
 
 def _ceiling_calls(client: FlaskClient, count: int) -> int:
@@ -123,9 +105,9 @@ def _moves(client: FlaskClient, moves: int) -> int:
             break
         reply = client.post(f"/v1/games/{game.game_id}/moves", json=game.next_move(),
                             headers=auth)
-        data = reply.get_json()
         if reply.status_code == 200:
             applied += 1
+            data = reply.get_json()
             game.saw(seat, data["game"], data["events"])
         else:  # refused: read the seat again and go on
             game.saw(seat, client.get(f"/v1/games/{game.game_id}/me",
