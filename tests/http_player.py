@@ -73,6 +73,7 @@ class RequestsTransport:
     most: a served match at full speed can outrun a seat's default rate limit."""
 
     RETRIES_AFTER_429 = 5
+    """Attempts at most, for a request answered ``429``."""
 
     def __init__(self, base_url: str, session: Any, timeout: float = REQUEST_TIMEOUT) -> None:
         self.base_url = base_url.rstrip("/")
@@ -83,11 +84,12 @@ class RequestsTransport:
 
     def request(self, method: str, path: str, *, token: str | None = None,
                 body: Any = None, headers: Mapping[str, str] | None = None) -> Reply:
-        for _ in range(self.RETRIES_AFTER_429):
+        for attempt in range(1, self.RETRIES_AFTER_429 + 1):
             resp = self.session.request(method, self.base_url + path, json=body,
                                         headers=_headers(token, headers), timeout=self.timeout)
-            if resp.status_code != 429 or "Retry-After" not in resp.headers:
-                break
+            if (resp.status_code != 429 or "Retry-After" not in resp.headers
+                    or attempt == self.RETRIES_AFTER_429):
+                break  # answered, or the last attempt (no wait for a request not sent)
             self.waited_out += 1
             time.sleep(min(float(resp.headers["Retry-After"]), 2.0))
         return Reply(resp.status_code, dict(resp.headers), resp.content)
