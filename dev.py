@@ -105,11 +105,11 @@ def test(args: list[str]) -> int:
 
 def bench(args: list[str]) -> int:
     """The benchmark (bench/): it starts its own redis-server and the service, drives them
-    from separate processes and prints the report. It needs no extras: a current test
-    install will do."""
+    from separate processes and prints the report. It needs the ``bench`` extra (uvloop for
+    the load drivers), which a current test install holds too."""
     marker = VENV / ".installed-test"
     if not (marker.exists() and marker.read_text() == _stamp("test")):
-        ensure_venv("")
+        ensure_venv("bench")
     print("+ python -m bench", " ".join(args), flush=True)
     return subprocess.run([str(BIN / "python"), "-m", "bench", *args], cwd=ROOT).returncode
 

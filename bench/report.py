@@ -22,20 +22,20 @@ def _at(ordered: list[float], q: float) -> float:
 
 def summarize(tallies: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
     """One load phase: the driver processes' tallies merged."""
-    latencies = sorted(x for t in tallies for x in t["latencies"])
+    latencies = [x for t in tallies for x in t["latencies"]]
     ok = sum(t["ok"] for t in tallies)
     types: Counter[str] = Counter()
     for t in tallies:
         types.update(t["move_types"])
     samples = [s for t in tallies for s in t["error_samples"]][:10]
+    by_type: dict[str, list[float]] = {}
+    for t in tallies:
+        for kind, times in t.get("by_type", {}).items():
+            by_type.setdefault(kind, []).extend(times)
     return {
         "count": ok,
         "per_second": ok / seconds,
-        "p50_ms": _at(latencies, 0.50) * 1e3,
-        "p95_ms": _at(latencies, 0.95) * 1e3,
-        "p99_ms": _at(latencies, 0.99) * 1e3,
-        "max_ms": (latencies[-1] if latencies else float("nan")) * 1e3,
-        "mean_ms": (sum(latencies) / len(latencies) if latencies else float("nan")) * 1e3,
+        **_latency_of(latencies),
         "errors": sum(t["errors"] for t in tallies),
         "refused": sum(t["refused"] for t in tallies),
         "samples": samples,
@@ -45,7 +45,19 @@ def summarize(tallies: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
         "games_created": sum(t["games_created"] for t in tallies),
         "games_finished": sum(t["games_finished"] for t in tallies),
         "client_p50s_ms": sorted(x * 1e3 for t in tallies for x in t.get("client_p50s", [])),
+        "by_type": {kind: {"count": len(times), **_latency_of(times)} for kind, times in
+                    sorted(by_type.items(), key=lambda kv: -len(kv[1]))},
     }
+
+
+def _latency_of(seconds: list[float]) -> dict[str, float]:
+    """p50, p95, p99, max and mean (ms) of some requests' latencies (seconds)."""
+    ordered = sorted(seconds)
+    nan = float("nan")
+    return {"p50_ms": _at(ordered, 0.50) * 1e3, "p95_ms": _at(ordered, 0.95) * 1e3,
+            "p99_ms": _at(ordered, 0.99) * 1e3,
+            "max_ms": (ordered[-1] if ordered else nan) * 1e3,
+            "mean_ms": (sum(ordered) / len(ordered) if ordered else nan) * 1e3}
 
 
 def _mark(ok: bool) -> str:
@@ -111,6 +123,10 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
                          f"{1e3 * r['clients'] / max(phase['per_second'], 1e-9):.2f} ms a "
                          f"cycle); each client's own p50 from {own[0]:.2f} to {own[-1]:.2f} ms")
     lines.append("  " + needed_for_p99(r))
+    within = "within" if ceiling["p99_ms"] <= b["p99_ms_max"] else "over"
+    lines.append(f"  ceiling: p99 {ceiling['p99_ms']:.2f} ms, {within} the moves' "
+                 f"{b['p99_ms_max']:g} ms budget (what reading and writing a state of this "
+                 "size costs at this load, as every move does)")
     if all("cpu_ms" in phase for *_, phase in phases):
         groups = ("service", "floor", "redis", "drivers")
         lines.append("  CPU per counted request, ms (from /proc; a slot also holds the "
@@ -126,6 +142,10 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
                  f"finished; other requests (create, GET /me, legal-moves): "
                  f"{moves['other_requests']}")
     lines.append("  move mix: " + ", ".join(f"{k} {v}" for k, v in moves["move_types"].items()))
+    if moves.get("by_type"):
+        lines.append("  moves by type (a move ending the hand counts as hand_end), ms: "
+                     + "; ".join(f"{kind} p50 {x['p50_ms']:.1f} p99 {x['p99_ms']:.1f}"
+                                 for kind, x in moves["by_type"].items()))
     for sample in [x for *_, phase in phases for x in phase["samples"]]:
         lines.append(f"  ! {sample}")
     checks: list[tuple[str, bool]] = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from bench import cpu
-from bench.driver import CEILING, FLOOR, MOVES, Schedule, Tally
+from bench.driver import CEILING, FLOOR, MOVES, Schedule, Tally, _run
 from bench.floor import app as floor_app
 from bench.report import BUDGET, render, summarize
 
@@ -151,3 +152,37 @@ def test_the_sampler_credits_cpu_to_the_slot_that_spent_it() -> None:
     sampler.join(timeout=5)
     busy, idle = sampler.seconds["busy"]["me"], sampler.seconds["idle"]["me"]
     assert busy >= 0.1 and busy > 3 * idle, (busy, idle)
+
+
+def test_moves_latency_by_type_is_merged_over_the_drivers_and_reported() -> None:
+    one = Tally(latencies=[0.010] * 3, ok=3,
+                by_type={"draw": [0.010, 0.010], "hand_end": [0.010]}).as_dict()
+    two = Tally(latencies=[0.020, 0.040], ok=2,
+                by_type={"draw": [0.020], "meld": [0.040]}).as_dict()
+    phase = summarize([one, two], seconds=1.0)
+    assert list(phase["by_type"]) == ["draw", "hand_end", "meld"]  # most frequent first
+    draw = phase["by_type"]["draw"]
+    assert draw["count"] == 3
+    assert draw["p50_ms"] == pytest.approx(10.0) and draw["max_ms"] == pytest.approx(20.0)
+    assert draw["mean_ms"] == pytest.approx(40 / 3)
+    results = _results(None)
+    results["moves"] = phase
+    line = next(x for x in render(results)[0].splitlines() if "moves by type" in x)
+    assert line.endswith("draw p50 10.0 p99 20.0; hand_end p50 10.0 p99 10.0; "
+                         "meld p50 40.0 p99 40.0")
+
+
+def test_the_report_says_whether_the_ceiling_itself_is_within_the_p99_budget() -> None:
+    results = _results(None)  # the ceiling's calls all take 8 ms
+    assert "ceiling: p99 8.00 ms, within the moves' 20 ms budget" in render(results)[0]
+    results["ceiling"] = _phase([0.008] * 90 + [0.025] * 10) | {"payload_bytes": 1952}
+    assert "ceiling: p99 25.00 ms, over the moves' 20 ms budget" in render(results)[0]
+
+
+def test_the_load_runs_on_uvloop_where_it_is_installed() -> None:
+    pytest.importorskip("uvloop")
+
+    async def loop_module() -> str:
+        return type(asyncio.get_running_loop()).__module__
+
+    assert _run(loop_module()).startswith("uvloop")
