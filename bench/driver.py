@@ -343,7 +343,7 @@ async def drive(cfg: dict[str, Any]) -> dict[str, Tally]:
     return tallies
 
 
-def _run(load: Coroutine[Any, Any, T]) -> T:
+def run_load(load: Coroutine[Any, Any, T]) -> T:
     """Run the load on uvloop where it is installed (the ``bench`` extra; not on Windows),
     else on asyncio's own loop. The drivers share the CPUs with the server they measure,
     and uvloop's loop and transports cost less of them: measured in four interleaved pairs
@@ -358,7 +358,7 @@ def _run(load: Coroutine[Any, Any, T]) -> T:
 def main(argv: list[str]) -> int:
     cfg = json.loads(argv[0])
     gc.freeze()  # start-up objects are never scanned again by the collector
-    tallies = _run(drive(cfg))
+    tallies = run_load(drive(cfg))
     schedule = schedule_of(dict(cfg, only=None))
     out_data: dict[str, Any] = {kind: t.as_dict() for kind, t in tallies.items()}
     out_data["measured_seconds"] = schedule.per_kind * schedule.slot

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bench import cpu
-from bench.driver import CEILING, FLOOR, MOVES, Schedule, Tally, _run
+from bench.driver import CEILING, FLOOR, MOVES, Schedule, Tally, run_load
 from bench.floor import app as floor_app
 from bench.report import BUDGET, render, summarize
 
@@ -185,4 +185,4 @@ def test_the_load_runs_on_uvloop_where_it_is_installed() -> None:
     async def loop_module() -> str:
         return type(asyncio.get_running_loop()).__module__
 
-    assert _run(loop_module()).startswith("uvloop")
+    assert run_load(loop_module()).startswith("uvloop")
