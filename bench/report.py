@@ -25,13 +25,12 @@ def summarize(tallies: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
     latencies = [x for t in tallies for x in t["latencies"]]
     ok = sum(t["ok"] for t in tallies)
     types: Counter[str] = Counter()
-    for t in tallies:
-        types.update(t["move_types"])
-    samples = [s for t in tallies for s in t["error_samples"]][:10]
     by_type: dict[str, list[float]] = {}
     for t in tallies:
+        types.update(t["move_types"])
         for kind, times in t.get("by_type", {}).items():
             by_type.setdefault(kind, []).extend(times)
+    samples = [s for t in tallies for s in t["error_samples"]][:10]
     return {
         "count": ok,
         "per_second": ok / seconds,
