@@ -78,7 +78,7 @@ def meld_validation(repeat: int = 2000) -> dict[str, Any]:
             "calls_per_second": 1 / statistics.fmean(samples)}
 
 
-def _joker_state(rng: Random, opened: bool) -> GameState:
+def joker_state(rng: Random, opened: bool) -> GameState:
     """Rummy 51, 4 seats, dealer 0: seat 1 holds 14 cards with the 4 jokers, in its play
     phase. ``opened``: seat 1 has opened, and the table holds melds of seats 1, 2 and 3."""
     deck = standard_deck(2, 4)
@@ -132,7 +132,7 @@ def _take_meld(pool: list[str], kind: str, rng: Random) -> list[str]:
 def legal_enumeration(states: int = 40, repeat: int = 10, seed: int = 5) -> dict[str, Any]:
     """legal_moves on a 14-card hand with 4 jokers: ms per call, p50/p99."""
     rng = Random(seed)
-    built = [_joker_state(rng, opened=i % 2 == 1) for i in range(states)]
+    built = [joker_state(rng, opened=i % 2 == 1) for i in range(states)]
     for state in built:
         legal_moves(state, 1)  # warm
     samples: list[float] = []

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from werkzeug.test import TestResponse
 
+from bench.engine import joker_state
 from service.rules import (
     GameState,
     Violation,
@@ -322,6 +323,26 @@ def test_a_joker_run_with_the_natural_in_hand_is_listed() -> None:
     keys = {meld_key(m["melds"][0]["cards"]) for m in answer.moves if m["type"] == "meld"}
     assert ("5D", "6D", "7D") in keys
     assert ("5D", "7D", "JK") in keys, sorted(keys)
+
+
+def test_joker_hands_on_a_full_table_list_exactly_the_legal_moves() -> None:
+    """The benchmark's hands (Rummy 51, 14 cards holding the 4 jokers, before and after
+    the opening, melds of three seats on the table), some with a joker already in one of
+    the seat's own runs: the lay-offs left out without asking the engine (a joker past a
+    meld's wild limit or on an opponent's run, a card of another suit than the run's or of
+    a suit the set holds, a run with no room at that end) are each refused by it."""
+    rng = Random(8)
+    seen: set[str] = set()
+    for i in range(16):
+        state = joker_state(rng, opened=i % 2 == 1)
+        if i % 4 == 3:  # a joker of the hand stands in the seat's own first run
+            run = next(m for m in state.melds if m.owner == 1 and m.kind == "run")
+            natural = run.cards[1]
+            run.cards[1] = "JK"
+            state.hands[1].remove("JK")
+            state.stock.append(natural)
+        check_state(state, rng, seen)
+    assert {"R51-JOKER-OPP", "R51-WILDS", "C-LAYOFF"} <= seen, seen
 
 
 # ---------------------------------------------------------------------------------------

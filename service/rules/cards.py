@@ -109,12 +109,12 @@ def multiset(cards: Iterable[str]) -> Counter[str]:
 
 def contains(held: Iterable[str], wanted: Iterable[str]) -> list[str]:
     """The cards of ``wanted`` that ``held`` cannot supply (multiset difference)."""
-    have = Counter(held)
+    pool = list(held)  # a hand is short: removing from a list beats counting it
     missing: list[str] = []
     for card in wanted:
-        if have[card] > 0:
-            have[card] -= 1
-        else:
+        try:
+            pool.remove(card)
+        except ValueError:
             missing.append(card)
     return missing
 

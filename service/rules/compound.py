@@ -20,9 +20,10 @@ def melds_move(melds: list[Meld]) -> MeldMove:
     return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in melds))
 
 
-def find_contract(state: GameState, seat: int) -> MeldMove | None:
+def find_contract(state: GameState, seat: int,
+                  melds: list[Meld] | None = None) -> MeldMove | None:
     """Dummy: melds of the hand that make up the seat's contract, leaving a card to
-    discard."""
+    discard (``melds``: every meld of the hand, when the caller has searched already)."""
     shape = shape_of(state)
     hand = state.hands[seat]
     needs = sorted(DummyRules.current(state, seat).needs, key=lambda n: -n.size)
@@ -34,7 +35,9 @@ def find_contract(state: GameState, seat: int) -> MeldMove | None:
             options[kind] = read_as([Piece(c) for c in meld.cards], shape, kind)
         return options[kind]
 
-    candidates = sorted(candidate_melds(hand, shape), key=lambda m: len(m.cards))
+    if melds is None:
+        melds = candidate_melds(hand, shape)
+    candidates = sorted(melds, key=lambda m: len(m.cards))
     steps = 0
 
     def dfs(i: int, left: list[str], chosen: list[Meld]) -> list[Meld] | None:

@@ -3,10 +3,14 @@
 Exact by construction: candidate moves are generated from the hand and the table, and each
 is kept only if the engine itself accepts it (:func:`~service.rules.engine.apply` on the
 state, nothing stored). Candidates that a cheap test proves the engine would refuse are not
-asked about: a lay-off of a card whose rank cannot stand next to the run or in the set, a
-joker swap for a card of another rank than the joker's, a single meld worth less than the
-opening before a Rummy 51 / Lebanese 14 player has opened (each test is a necessary
-condition of the engine's own check, so the list stays exactly what it accepts).
+asked about: a lay-off of a card whose rank cannot stand next to the run or in the set, or
+whose suit the run or the set refuses, at an end of a run with no room left, of a joker
+past the meld's wild limit, or that the variant refuses on that meld whatever the reading
+(R51-JOKER-OPP); a joker swap for a card of another rank than the joker's; a single meld
+worth less than the opening before a Rummy 51 / Lebanese 14 player has opened (each test is
+a necessary condition of the engine's own check, so the list stays exactly what it
+accepts). The hand's melds are searched once per listing, for the meld candidates and the
+compound action alike.
 
 Compound meld actions (a Rummy 51 opening, a Dummy contract, a Wrotham all-at-once finish)
 are too many to list: whether one exists is answered with one example, found by the meld
@@ -23,9 +27,9 @@ from typing import Any
 from service.rules.cards import JOKER, rank_of
 from service.rules.compound import find_all_but_one, find_contract
 from service.rules.dummy import DummyRules
-from service.rules.engine import apply, context
+from service.rules.engine import apply, context, shape_of
 from service.rules.errors import Violation
-from service.rules.melds import MeldShape, Piece
+from service.rules.melds import OPEN_SUIT, Meld, MeldShape, Piece
 from service.rules.moves import (
     CutIn,
     Discard,
@@ -71,17 +75,56 @@ def _pos_rank(pos: int) -> int:
 
 
 def _may_lay_off(target: TableMeld, card: str, end: str | None, shape: MeldShape) -> bool:
-    """False when ``card`` alone certainly cannot be laid off on ``target`` (at ``end``):
-    a natural card joins a set of its rank only, and a run only at the position just below
-    or just above it (melds.extend_meld places it there or nowhere)."""
+    """False when ``card`` alone certainly cannot be laid off on ``target`` (at ``end``),
+    by the tests :func:`~service.rules.melds.extend_meld` makes: a run grows by one place
+    at the end asked for only within the ranks a run may span (C-RUN); a natural card joins
+    a set of its rank only, of a suit the set lacks when its suits must differ, and not
+    beyond the set's largest size (C-SET); a run only at the position just below or just
+    above it, in the run's suit when runs are of one suit; a joker not beyond the meld's
+    wild limit (R51-WILDS)."""
+    if target.kind == "run" and not _run_has_room(target, end, shape):
+        return False
     if shape.is_wild(card):
+        if card == JOKER and shape.max_wilds is not None:
+            held = sum(1 for c, ident in zip(target.cards, target.idents, strict=True)
+                       if c != ident and shape.is_wild(c))
+            return held < shape.max_wilds
         return True
     rank = rank_of(card)
     if target.kind == "set":
-        return rank == target.start
+        if rank != target.start:
+            return False
+        if shape.set_max is not None and len(target.cards) >= shape.set_max:
+            return False
+        return not (shape.set_distinct_suits and any(
+            ident[1] == card[1] for ident in target.idents))
+    if shape.run_same_suit and any(ident[1] not in (card[1], OPEN_SUIT)
+                                   for ident in target.idents):
+        return False
     below = end != "high" and rank == _pos_rank(target.start - 1)
     above = end != "low" and rank == _pos_rank(target.start + len(target.cards))
     return below or above
+
+
+def _target_allows(turn: Turn, target: TableMeld, card: str) -> bool:
+    """False when the variant refuses ``card`` on ``target`` before any reading
+    (``check_lay_off_target``, e.g. R51-JOKER-OPP)."""
+    try:
+        turn.vr.check_lay_off_target(turn, target, (Piece(card),))
+    except Violation:
+        return False
+    return True
+
+
+def _run_has_room(target: TableMeld, end: str | None, shape: MeldShape) -> bool:
+    """Whether the run ``target`` has a place for one more card at ``end`` (either end when
+    None): as :func:`~service.rules.melds.extend_meld` places cards."""
+    size = len(target.cards)
+    if shape.ace == "around":
+        return size < 13
+    low = target.start > 1
+    high = target.start + size <= shape.high_end()
+    return low if end == "low" else high if end == "high" else low or high
 
 
 def _may_swap(target: TableMeld, card: str) -> bool:
@@ -91,8 +134,18 @@ def _may_swap(target: TableMeld, card: str) -> bool:
                for c, ident in zip(target.cards, target.idents, strict=True))
 
 
-def _candidates(state: GameState, seat: int) -> Iterator[Move]:
-    """Moves worth asking the engine about, most useful first, without duplicates."""
+def _hand_melds(state: GameState, seat: int) -> list[Meld] | None:
+    """Every distinct meld the seat's hand can form, when it may meld now (the play phase,
+    not a discard-only turn): searched once per listing, for the meld candidates and the
+    compound action alike."""
+    if state.phase != "play" or state.discard_only:
+        return None
+    return candidate_melds(state.hands[seat], shape_of(state))
+
+
+def _candidates(state: GameState, seat: int, melds: list[Meld] | None) -> Iterator[Move]:
+    """Moves worth asking the engine about, most useful first, without duplicates
+    (``melds``: :func:`_hand_melds`)."""
     if state.phase == "draw":
         yield Draw("stock")
         if state.discard:
@@ -100,20 +153,23 @@ def _candidates(state: GameState, seat: int) -> Iterator[Move]:
         return
     hand = state.hands[seat]
     distinct = sorted(set(hand))
-    _, rules, vr = context(state)
+    variant, rules, vr = context(state)
     shape = vr.shape(rules)
-    if not state.discard_only:
+    if melds is not None:
+        # the variant's refusals of a target, asked on the state itself: they only read it
+        looking = Turn(state, seat, variant, rules, vr, Random(0))
         # R51-OPEN: before opening, one meld must be worth the opening by itself (a
         # meld's points under the variant's reading filter are at most its best reading's)
         least = (rules.opening_points if isinstance(vr, Rummy51Rules)
                  and not state.melded[seat] else 0)
-        for meld in candidate_melds(hand, shape):
+        for meld in melds:
             if meld.points >= least:
                 yield MeldMove(((*(Piece(c) for c in meld.cards),),))
         for target in state.melds:
             for card in distinct:
                 for end in ("low", "high") if target.kind == "run" else (None,):
-                    if _may_lay_off(target, card, end, shape):
+                    if _may_lay_off(target, card, end, shape) \
+                            and _target_allows(looking, target, card):
                         yield LayOff(target.id, (Piece(card),), end)
         for target in state.melds:
             if JOKER in target.cards:
@@ -138,7 +194,8 @@ def legal_moves(state: GameState, seat: int, limit: int = 500) -> LegalMoves:
     seen: set[str] = set()
     results: list[dict[str, Any]] = []
     rng = Random(0)  # shuffles a candidate may cause (a new deal) do not change the verdict
-    for move in _candidates(state, seat):
+    melds = _hand_melds(state, seat)
+    for move in _candidates(state, seat, melds):
         wire = move_to_dict(move)
         text = repr(wire)
         if text in seen or not _accepts(state, seat, move, rng):
@@ -149,7 +206,7 @@ def legal_moves(state: GameState, seat: int, limit: int = 500) -> LegalMoves:
         seen.add(text)
         results.append(wire)
     answer.moves = _ordered(results)
-    answer.compound = compound_action(state, seat)
+    answer.compound = compound_action(state, seat, melds)
     return answer
 
 
@@ -161,13 +218,15 @@ def _ordered(moves: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(moves, key=lambda m: _ORDER[m["type"]])
 
 
-def compound_action(state: GameState, seat: int) -> dict[str, Any] | None:
+def compound_action(state: GameState, seat: int,
+                    melds: list[Meld] | None = None) -> dict[str, Any] | None:
     """Whether the seat can make the variant's compound meld action now, with an example.
 
     Rummy 51 / Lebanese 14: the opening (R51-OPEN), holding the card taken from the discard
     pile when there is one; Dummy: the seat's contract (DUMMY-CONTRACTS); Wrotham's late
     deals: every card but one at once (WROTHAM-LATE). None where the variant has none or it
-    does not apply now (already down, not the play phase).
+    does not apply now (already down, not the play phase). ``melds``: the hand's
+    candidate melds when the caller has them (:func:`_hand_melds`), else searched here.
     """
     if state.phase != "play" or state.discard_only or state.turn != seat \
             or state.melded[seat]:
@@ -181,10 +240,10 @@ def compound_action(state: GameState, seat: int) -> dict[str, Any] | None:
             state.taken) > state.taken_before else None
         turn = Turn(state.copy(), seat, variant, rules, vr, Random(0))
         need = vr.discard_draw_points if state.taken is not None else 0
-        move = vr.opening_move(turn, hand, pending, need)
+        move = vr.opening_move(turn, hand, pending, need, melds)
     elif isinstance(vr, DummyRules):
         kind, rule = "contract", "DUMMY-CONTRACTS"
-        move = find_contract(state, seat)
+        move = find_contract(state, seat, melds)
     elif isinstance(vr, WrothamRules) and is_late_deal(state, rules):
         kind, rule = "all_at_once", "WROTHAM-LATE"
         move = find_all_but_one(state, seat)

@@ -184,8 +184,12 @@ class Rummy51Rules(VariantRules):
 
     # -- what can still be done this turn ------------------------------------------------
 
-    def _candidates(self, turn: Turn, hand: Sequence[str]) -> list[Meld]:
-        found = search.candidate_melds(hand, turn.shape)
+    def _candidates(self, turn: Turn, hand: Sequence[str],
+                    found: list[Meld] | None = None) -> list[Meld]:
+        """The melds of ``hand`` this turn's readings allow (``found``: every meld of
+        ``hand``, when the caller has searched for them already)."""
+        if found is None:
+            found = search.candidate_melds(hand, turn.shape)
         accept = self.reading_filter(turn)
         return found if accept is None else [m for m in found if accept(m) is None]
 
@@ -193,13 +197,15 @@ class Rummy51Rules(VariantRules):
         return next(self._lay_off_points(turn, card), None) is not None
 
     def opening_move(self, turn: Turn, hand: Sequence[str], must_use: str | None,
-                     need_points: int = 0) -> MeldMove | None:
+                     need_points: int = 0,
+                     melds: list[Meld] | None = None) -> MeldMove | None:
         """An opening (R51-OPEN) ``hand`` can lay down now, holding ``must_use`` if given,
-        worth at least ``need_points`` too; found by the meld search (constructive)."""
+        worth at least ``need_points`` too; found by the meld search (constructive).
+        ``melds``: every meld of ``hand`` (:func:`search.candidate_melds`), if known."""
         rules = turn.rules
         keep = 1 if rules.must_discard_to_go_out else 0
         target = max(rules.opening_points, need_points)
-        candidates = self._candidates(turn, hand)
+        candidates = self._candidates(turn, hand, melds)
         found = search.best_combination(
             hand, candidates, need_points=max(target, 1), must_use=must_use,
             need_clean_run=rules.opening_requires_clean_run, keep=keep)

@@ -91,20 +91,26 @@ def _run_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
     # once (two aces only with two in hand): a combination can hold a card more often than
     # the hand only when a 2 may be both, or a mixed-suit run repeats a rank
     verify = shape.flexible_twos or not shape.run_same_suit
+    budget = len(wilds)
     for group in groups:
         if not group:
             continue
-        have = Counter(c[0] for c in group)
+        have: dict[str, int] = {}
+        for c in group:
+            have[c[0]] = have.get(c[0], 0) + 1
         card_of = {c[0]: c for c in group}
         for start in starts:
-            used: Counter[str] = Counter()
+            if budget == 0 and RANKS[(start - 1) % 13] not in have:
+                continue  # no wild to stand for the first rank: nothing starts here
+            used: dict[str, int] = {}
             cards: list[str] = []
             gaps = 0
             stop = start + 13 if shape.ace == "around" else top + 1
             for length, pos in enumerate(range(start, stop), start=1):
                 rank = RANKS[(pos - 1) % 13]
-                if used[rank] < have[rank]:
-                    used[rank] += 1
+                count = used.get(rank, 0)
+                if count < have.get(rank, 0):
+                    used[rank] = count + 1
                     cards.append(card_of[rank])
                 else:
                     gaps += 1
