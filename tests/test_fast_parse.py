@@ -4,12 +4,14 @@ everything else still goes through the schema (same errors, same normalization).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flask.testing import FlaskClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from service import referee
 from service.api import fastpath, schemas
 
 CARDS = sorted(fastpath.CARDS)
@@ -77,3 +79,31 @@ def test_moves_the_fast_path_leaves_to_the_schema_are_still_answered(
                        headers={**auth, "Idempotency-Key": "k1"})
     assert done.status_code == 200
     assert done.get_json()["game"]["version"] == 1
+
+
+# ---------------------------------------------------------------------------------------
+# The referee's JSON writer (service.referee._encode): orjson's fast path first, its option
+# for keys that are not strings only when one needs it, json for what orjson cannot write
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+                    st.text(max_size=12))
+docs = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.one_of(st.text(max_size=6), st.integers(-5, 5)), inner,
+                        max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=500, deadline=None)
+@given(doc=docs)
+def test_the_referees_json_reads_back_as_json_writes_it(doc: Any) -> None:
+    encoded = referee._encode({"doc": doc})
+    assert isinstance(encoded, bytes)
+    assert json.loads(encoded) == json.loads(json.dumps({"doc": doc}))
+
+
+def test_the_referees_json_writes_integer_keys_and_big_integers() -> None:
+    assert json.loads(referee._encode({1: "a", "b": {2: [3]}})) == {"1": "a", "b": {"2": [3]}}
+    assert json.loads(referee._encode({"n": 2**70, 3: 4})) == {"n": 2**70, "3": 4}
