@@ -196,3 +196,13 @@ def test_log_line_time_stamps_follow_the_clock_and_odd_values_are_written_as_tex
     assert same_second["ts"] == "2027-01-15T08:00:00.500Z"
     assert next_day["ts"] == "2027-01-16T08:00:01.125Z" and next_day["game_id"] == "g1"
     assert first["level"] == "info" and first["msg"] == "request"
+
+
+def test_log_records_keep_the_process_id_gunicorn_shows(client: FlaskClient) -> None:
+    """The app switches off the logging module's caller and thread lookups, which no line
+    shows; gunicorn's own lines show the process id, which stays."""
+    record = logging.getLogger("gunicorn.error").makeRecord(
+        "gunicorn.error", logging.INFO, __file__, 1, "Worker exiting", None, None)
+    assert record.process == os.getpid()
+    line = logging.Formatter("[%(process)d] [%(levelname)s] %(message)s").format(record)
+    assert line == f"[{os.getpid()}] [INFO] Worker exiting"

@@ -109,6 +109,13 @@ def configure_logging(level: str, fmt: str) -> None:
     """Logs of the ``service`` loggers to stderr, as JSON lines (or plain text)."""
     root = logging.getLogger("service")
     root.setLevel(level)
+    # No log line of the service's, nor gunicorn's, shows the caller's file, function and
+    # line or the thread's name: the logging module need not look them up for every line
+    # (the switches its "Optimization" how-to names). gunicorn's lines show the process id,
+    # which stays on.
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logMultiprocessing = False
     if any(getattr(h, "_rummy", False) for h in root.handlers):
         return
     handler = logging.StreamHandler(sys.stderr)
