@@ -114,13 +114,13 @@ def _run_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
                     cards.append(card_of[rank])
                 else:
                     gaps += 1
-                    if gaps > len(wilds):
+                    if gaps > budget:
                         break
                 if length >= 3 and cards:
                     combo = [*cards, *wilds[:gaps]]
                     if not verify or Counter(combo) <= held:
                         yield combo
-                    if gaps < len(wilds) and len(cards) > 1:
+                    if gaps < budget and len(cards) > 1:
                         # a wild in place of one natural, keeping that card in hand
                         for i in range(len(cards)):
                             other = [*cards[:i], *cards[i + 1:], *wilds[:gaps + 1]]
