@@ -136,17 +136,20 @@ def _rank_value(rank: int) -> int:
 # Readings of a meld as the kind a contract needs
 
 
-def read_as(pieces: Sequence[Piece], shape: MeldShape, kind: str) -> Meld | None:
+def read_as(pieces: Sequence[Piece], shape: MeldShape, kind: str,
+            best: Meld | None = None) -> Meld | None:
     """The best valid reading of ``pieces`` as a ``kind`` (``"set"`` / ``"run"``), if any.
 
     The meld validator (:func:`~service.rules.melds.check_meld`) is the judge: a run reading
     is asked for with sets switched off; a set reading by declaring each undeclared wild as
-    the set's rank (then its suit is given back as open, as for any set wild).
+    the set's rank (then its suit is given back as open, as for any set wild). ``best``:
+    ``check_meld(pieces, shape)``, when the caller has it already.
     """
-    try:
-        best = check_meld(pieces, shape)
-    except MeldError:
-        return None
+    if best is None:
+        try:
+            best = check_meld(pieces, shape)
+        except MeldError:
+            return None
     if best.kind == kind:
         return best
     if kind == "run":
@@ -186,12 +189,15 @@ def read_as(pieces: Sequence[Piece], shape: MeldShape, kind: str) -> Meld | None
                    idents=tuple(idents[i] for i in order))
 
 
-def fit_contract(melds: Sequence[Sequence[Piece]], shape: MeldShape,
-                 wanted: Contract) -> list[Meld] | None:
-    """Readings of ``melds`` that make up ``wanted``, one meld per need, or None."""
+def fit_contract(melds: Sequence[Sequence[Piece]], shape: MeldShape, wanted: Contract,
+                 best: Sequence[Meld] | None = None) -> list[Meld] | None:
+    """Readings of ``melds`` that make up ``wanted``, one meld per need, or None (``best``:
+    each meld's ``check_meld`` reading, when the caller has them already)."""
     if len(melds) != len(wanted.needs):
         return None
-    options = [{kind: read_as(m, shape, kind) for kind in ("set", "run")} for m in melds]
+    bests: Sequence[Meld | None] = best if best is not None else [None] * len(melds)
+    options = [{kind: read_as(m, shape, kind, b) for kind in ("set", "run")}
+               for m, b in zip(melds, bests, strict=True)]
     for order in itertools.permutations(wanted.needs):
         chosen: list[Meld] = []
         for need, opts in zip(order, options, strict=True):
@@ -305,8 +311,8 @@ class DummyRules(VariantRules):
                             N_("you have laid down contract {number} this hand: no new melds; "
                                "lay off on the table's melds instead"),
                             number=seat_contract.number)
-        best = turn.readings(melds)
-        fitted = fit_contract(melds, turn.shape, seat_contract)
+        best = turn.readings(melds)  # no reading filter in Dummy: check_meld's own readings
+        fitted = fit_contract(melds, turn.shape, seat_contract, best)
         if fitted is None:
             count = len(seat_contract.needs)
             raise Violation(Code.CONTRACT_NOT_MET, "DUMMY-CONTRACTS",
