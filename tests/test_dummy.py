@@ -797,8 +797,8 @@ def test_random_legal_play_keeps_the_invariants(players: int, knobs: dict[str, A
 
 def test_a_contract_fits_the_same_with_the_readings_given_or_made() -> None:
     """``fit_contract`` reads each meld as a set and as a run; the engine hands it the
-    melds' readings it has already made. Over the contract melds (every 2- and 3-meld
-    split of random hands), the fit is the same either way."""
+    melds' readings it has already made. Over sets of melds drawn from random hands' melds,
+    as many as each contract needs, the fit is the same either way."""
     from service.rules.dummy import fit_contract
     from service.rules.melds import MeldError, check_meld
     from service.rules.search import candidate_melds
@@ -807,7 +807,7 @@ def test_a_contract_fits_the_same_with_the_readings_given_or_made() -> None:
     meld_look = shape()
     deck = standard_deck(2, 4)
     compared = fitted = 0
-    for _ in range(150):
+    for _ in range(60):
         hand = rng.sample(deck, 12)
         melds = candidate_melds(hand, meld_look)
         for contract in CONTRACTS:
@@ -824,4 +824,4 @@ def test_a_contract_fits_the_same_with_the_readings_given_or_made() -> None:
                 assert fit_contract(pieces, meld_look, contract, best) == made
                 compared += 1
                 fitted += made is not None
-    assert compared > 500 and fitted > 50, (compared, fitted)
+    assert compared > 2000 and fitted > 100, (compared, fitted)
