@@ -29,7 +29,7 @@ from service.rules.compound import find_all_but_one, find_contract
 from service.rules.dummy import DummyRules
 from service.rules.engine import apply, context, shape_of
 from service.rules.errors import Violation
-from service.rules.melds import OPEN_SUIT, Meld, MeldShape, Piece
+from service.rules.melds import OPEN_SUIT, Meld, MeldShape, Piece, wild_count
 from service.rules.moves import (
     CutIn,
     Discard,
@@ -86,9 +86,7 @@ def _may_lay_off(target: TableMeld, card: str, end: str | None, shape: MeldShape
         return False
     if shape.is_wild(card):
         if card == JOKER and shape.max_wilds is not None:
-            held = sum(1 for c, ident in zip(target.cards, target.idents, strict=True)
-                       if c != ident and shape.is_wild(c))
-            return held < shape.max_wilds
+            return wild_count(target.cards, target.idents, shape) < shape.max_wilds
         return True
     rank = rank_of(card)
     if target.kind == "set":

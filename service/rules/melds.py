@@ -82,8 +82,14 @@ class Meld:
                                                                strict=True)) if c != ident]
 
     def wild_count(self, shape: MeldShape) -> int:
-        return sum(1 for c, ident in zip(self.cards, self.idents, strict=True)
-                   if shape.is_wild(c) and c != ident)
+        return wild_count(self.cards, self.idents, shape)
+
+
+def wild_count(cards: Sequence[str], idents: Sequence[str], shape: MeldShape) -> int:
+    """Wilds among ``cards`` that stand for another card (their ``idents``): what a meld's
+    wild limit counts (a 2 standing as itself is not one)."""
+    return sum(1 for c, ident in zip(cards, idents, strict=True)
+               if shape.is_wild(c) and c != ident)
 
 
 class MeldError(Exception):
