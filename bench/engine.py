@@ -22,6 +22,7 @@ from collections.abc import Callable
 from random import Random
 from typing import Any
 
+from bench.report import latency_of
 from service.rules import GameState, Piece, apply, check_meld, meld_shape, new_game
 from service.rules.cards import JOKER, RANKS, standard_deck
 from service.rules.legal import legal_moves
@@ -39,13 +40,11 @@ WILD_MELDS: list[tuple[str, dict[str, Any], list[str]]] = [
 
 
 def _percentiles(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-
-    def at(q: float) -> float:
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-    return {"p50_ms": at(0.50) * 1e3, "p99_ms": at(0.99) * 1e3, "max_ms": ordered[-1] * 1e3,
-            "mean_ms": statistics.fmean(ordered) * 1e3, "samples": len(ordered)}
+    """p50, p99, max and mean (ms) of ``samples`` (seconds), as the load's are worked out,
+    and how many there were."""
+    figures = latency_of(samples)
+    return {**{key: figures[key] for key in ("p50_ms", "p99_ms", "max_ms", "mean_ms")},
+            "samples": len(samples)}
 
 
 CLOCK = time.thread_time

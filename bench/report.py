@@ -34,7 +34,7 @@ def summarize(tallies: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
     return {
         "count": ok,
         "per_second": ok / seconds,
-        **_latency_of(latencies),
+        **latency_of(latencies),
         "errors": sum(t["errors"] for t in tallies),
         "refused": sum(t["refused"] for t in tallies),
         "samples": samples,
@@ -44,12 +44,12 @@ def summarize(tallies: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
         "games_created": sum(t["games_created"] for t in tallies),
         "games_finished": sum(t["games_finished"] for t in tallies),
         "client_p50s_ms": sorted(x * 1e3 for t in tallies for x in t.get("client_p50s", [])),
-        "by_type": {kind: {"count": len(times), **_latency_of(times)} for kind, times in
+        "by_type": {kind: {"count": len(times), **latency_of(times)} for kind, times in
                     sorted(by_type.items(), key=lambda kv: -len(kv[1]))},
     }
 
 
-def _latency_of(seconds: list[float]) -> dict[str, float]:
+def latency_of(seconds: list[float]) -> dict[str, float]:
     """p50, p95, p99, max and mean (ms) of some requests' latencies (seconds)."""
     ordered = sorted(seconds)
     nan = float("nan")
