@@ -32,11 +32,12 @@ from service.rules import (
     redact_event,
 )
 from service.rules.cards import standard_deck
-from service.rules.dummy import CONTRACTS, dummy_count
+from service.rules.dummy import CONTRACTS, dummy_count, fit_contract
 from service.rules.engine import SetupError, meld_shape
 from service.rules.melds import Piece
 from service.rules.moves import CutIn, Discard, Draw, LayOff, MeldMove, Move
 from service.rules.ruleset import DUMMY, default_rules, resolve_rules
+from service.rules.search import candidate_melds
 
 DECK = standard_deck(2, 4)
 CODES = frozenset(DECK)
@@ -799,10 +800,6 @@ def test_a_contract_fits_the_same_with_the_readings_given_or_made() -> None:
     """``fit_contract`` reads each meld as a set and as a run; the engine hands it the
     melds' readings it has already made. Over sets of melds drawn from random hands' melds,
     as many as each contract needs, the fit is the same either way."""
-    from service.rules.dummy import fit_contract
-    from service.rules.melds import MeldError, check_meld
-    from service.rules.search import candidate_melds
-
     rng = Random(4)
     meld_look = shape()
     deck = standard_deck(2, 4)
