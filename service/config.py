@@ -324,6 +324,11 @@ class Settings:
     #: RUMMY_PIN_WORKERS: 1 keeps each gunicorn worker on a CPU of its own (Linux), spread
     #: over the CPUs this process may use; 0 (the default): the kernel moves them freely.
     pin_workers: bool = field(default=False, metadata=_env("RUMMY_PIN_WORKERS", _flag))
+    #: RUMMY_REUSE_PORT: 1 (the default) gives each gunicorn worker a listening socket of its
+    #: own on the bound address (``SO_REUSEPORT``, Linux), so the kernel spreads new
+    #: connections evenly over the workers; 0: one socket, shared, taken by whichever worker
+    #: wakes first. Only for a HOST:PORT bind.
+    reuse_port: bool = field(default=True, metadata=_env("RUMMY_REUSE_PORT", _flag))
     #: RUMMY_ACCESS_LOG: 1 has gunicorn write its own access line to stdout as well (0, the
     #: default: the service's JSON line per request is the access log).
     access_log: bool = field(default=False, metadata=_env("RUMMY_ACCESS_LOG", _flag))
