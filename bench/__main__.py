@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import cpu, engine, instructions, probe
-from bench.driver import schedule_of
-from bench.report import BUDGET, render, summarize
+from bench.driver import MOVES, schedule_of
+from bench.report import BUDGET, render, render_rates, summarize
 from bench.stack import Stack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,8 +25,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="python3 dev.py bench",
         description="Benchmark the referee: moves/s and latency under load against the "
                     "stack's ceiling, engine figures, Redis memory per game and per move.")
-    parser.add_argument("--clients", type=int, default=16,
-                        help="concurrent clients (closed loop), default 16")
+    parser.add_argument("--clients", type=int, default=None,
+                        help="concurrent clients, default 16 (closed loop) or 64 (--rates)")
     parser.add_argument("--seconds", type=float, default=20.0,
                         help="measured seconds of moves, and as many of ceiling, default 20")
     parser.add_argument("--warmup", type=float, default=4.0,
@@ -53,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip-floor", action="store_true",
                         help="skip the floor: a bare Flask route (bench/floor.py) served by "
                              "a second gunicorn with the same settings, in slots of its own")
+    parser.add_argument("--rates", metavar="R[,R…]", type=_rates, default=None,
+                        help="instead of the closed loop: offer moves open-loop at each of "
+                             "these rates (moves/s in all, Poisson arrivals spread over the "
+                             "clients) for --seconds each, and report the latency at each; "
+                             "a move's latency runs from the time it was due")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--instructions", action="store_true",
                         help="instead of the timed benchmark: count the instructions a move "
@@ -61,10 +66,22 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load(stack: Stack, args: argparse.Namespace, tmp: Path, size: int
-          ) -> dict[str, dict[str, Any]]:
-    """Run the load (moves, ceiling and floor slots in turn) in separate driver processes;
-    the merged tallies of each kind of load."""
+def _rates(text: str) -> list[float]:
+    """``--rates``: positive moves per second, comma-separated."""
+    try:
+        rates = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
+    if not rates or any(not 0 < rate < 1e6 for rate in rates):
+        raise argparse.ArgumentTypeError(f"rates must be positive moves/s: {text!r}")
+    return rates
+
+
+def _load(stack: Stack, args: argparse.Namespace, tmp: Path, size: int,
+          rate: float | None = None) -> dict[str, dict[str, Any]]:
+    """Run the load (moves, ceiling and floor slots in turn; with a ``rate``, moves only,
+    offered open-loop at that many per second) in separate driver processes; the merged
+    tallies of each kind of load."""
     procs = max(1, min(args.driver_procs, args.clients))
     start = time.time() + 1.0 + args.warmup
     base = {"host": "127.0.0.1", "port": stack.port, "measure_from": start,
@@ -72,23 +89,28 @@ def _load(stack: Stack, args: argparse.Namespace, tmp: Path, size: int
             "games_per_client": args.games_per_client, "size": size,
             "connection_per_seat": args.connection_per_seat,
             "floor_port": stack.floor_port or None}
+    if rate is not None:
+        base.update(only=MOVES, slot_seconds=args.seconds)
     running = []
     first = 0
     for p in range(procs):
         count = args.clients // procs + (1 if p < args.clients % procs else 0)
         cfg = dict(base, proc=p, clients=count, first_client=first, seed=p)
+        if rate is not None:
+            cfg["rate"] = rate * count / args.clients
         first += count
         out = tmp / f"load-{p}.json"
         running.append((subprocess.Popen(
             [sys.executable, "-m", "bench.driver", json.dumps(cfg), str(out)], cwd=ROOT),
             out))
     schedule = schedule_of(base)
-    kinds = schedule.kinds
+    kinds = schedule.kinds if rate is None else (MOVES,)
     sampler = None
     if cpu.available():
         groups = {"service": [stack.server_pid], "floor": [stack.floor_pid],
                   "redis": [stack.redis.pid or 0], "drivers": [p.pid for p, _ in running]}
-        sampler = cpu.SlotSampler(groups, start, args.slot, schedule.slots, kinds)
+        sampler = cpu.SlotSampler(groups, start, base["slot_seconds"],
+                                  schedule.slots if rate is None else 1, kinds)
         sampler.start()
     results = []
     for proc, out in running:
@@ -102,17 +124,52 @@ def _load(stack: Stack, args: argparse.Namespace, tmp: Path, size: int
         counts = {kind: int(phase["count"]) for kind, phase in phases.items()}
         for kind, groups_ms in cpu.per_request(sampler.seconds, counts).items():
             phases[kind]["cpu_ms"] = groups_ms
+        for kind, groups_s in sampler.seconds.items():
+            phases[kind]["cpus_busy"] = sum(groups_s.values()) / seconds
     return phases
+
+
+def _sweep(args: argparse.Namespace, results: dict[str, Any]) -> int:
+    """``--rates``: the moves offered open-loop at each rate in turn, on one stack."""
+    with tempfile.TemporaryDirectory(prefix="rummy-bench-") as name:
+        tmp = Path(name)
+        # every client of the sweep comes from one address, and together they create more
+        # games than the per-address limit on creating them lets one address (120 a minute
+        # by default); real players come from many addresses, so this run lifts that one
+        # limit and keeps every other setting
+        stack = Stack(tmp, workers=args.workers, threads=args.threads,
+                      pin_workers=args.pin_workers, env={"RUMMY_CREATE_RATE_LIMITS": "off"})
+        print("starting redis-server and the service …", file=sys.stderr, flush=True)
+        stack.start()
+        try:
+            results["server"] = dict(stack.settings(), create_rate_limits="off")
+            results["rates"] = []
+            for rate in args.rates:
+                print(f"load: {rate:g} moves/s offered open-loop by {args.clients} clients, "
+                      f"{args.seconds:g} s …", file=sys.stderr, flush=True)
+                moves = _load(stack, args, tmp, 0, rate)[MOVES]
+                results["rates"].append({"offered": rate, **moves})
+        finally:
+            stack.stop()
+    text, _ = render_rates(results)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.instructions:
         return instructions.main([])
+    if args.clients is None:
+        args.clients = 64 if args.rates else 16
     results: dict[str, Any] = {"budget": BUDGET, "clients": args.clients,
                                "connection_per_seat": args.connection_per_seat,
                                "seconds": args.seconds, "slot": args.slot,
                                "cpus": os.cpu_count()}
+    if args.rates:
+        return _sweep(args, results)
     if not args.skip_engine:
         print("engine figures (in-process) …", file=sys.stderr, flush=True)
         results["engine"] = engine.figures()

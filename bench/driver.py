@@ -16,6 +16,12 @@ same machine (other work on it comes and goes):
 
 A request is counted when it starts and ends in the same measured slot of its kind. The
 warm-up before the first slot runs every load in turn, unmeasured.
+
+With a ``rate`` in the configuration the moves are offered *open-loop* instead, as players
+who think between moves send them: each client sends its moves at the times of a Poisson
+process of ``rate / clients`` per second (:class:`Pacer`), whether or not the server has
+kept up, and a move's latency runs from the time it was due to be sent, so a server that
+falls behind shows it as latency (no coordinated omission). Only moves are run then.
 """
 
 from __future__ import annotations
@@ -54,6 +60,9 @@ class Tally:
     error_samples: list[str] = field(default_factory=list)
     other_requests: int = 0
     """Requests that are not counted (game creation, GET /me, legal moves)."""
+    throttled: int = 0
+    """Of those, the ones the service's rate limits refused (429): the client waits as long
+    as the answer's ``Retry-After`` says and tries again, as a well-behaved client does."""
     move_types: Counter[str] = field(default_factory=Counter)
     by_type: dict[str, list[float]] = field(default_factory=dict)
     """Seconds per counted legal move by its type; a move that ends the hand (scoring, the
@@ -72,7 +81,8 @@ class Tally:
     def as_dict(self) -> dict[str, Any]:
         return {"latencies": self.latencies, "ok": self.ok, "refused": self.refused,
                 "errors": self.errors, "error_samples": self.error_samples,
-                "other_requests": self.other_requests, "move_types": dict(self.move_types),
+                "other_requests": self.other_requests, "throttled": self.throttled,
+                "move_types": dict(self.move_types),
                 "by_type": self.by_type,
                 "hands_ended": self.hands_ended, "games_created": self.games_created,
                 "games_finished": self.games_finished, "client_p50s": self.client_p50s}
@@ -113,6 +123,25 @@ class Schedule:
         return time.time() >= self.end
 
 
+class Pacer:
+    """When an open-loop client's moves are due: the times of a Poisson process of ``rate``
+    per second from ``start`` (the gaps between them drawn from an exponential law)."""
+
+    def __init__(self, rate: float, start: float, rng: Random) -> None:
+        if rate <= 0:
+            raise ValueError(f"rate must be positive, not {rate}")
+        self.rate = rate
+        self.rng = rng
+        self.due = start + rng.expovariate(rate)
+        """When the next move is due to be sent."""
+
+    def advance(self) -> float:
+        """The time the next move was due, and the one after it becomes due."""
+        due = self.due
+        self.due += self.rng.expovariate(self.rate)
+        return due
+
+
 class Client:
     def __init__(self, index: int, cfg: dict[str, Any], tallies: dict[str, Tally],
                  schedule: Schedule) -> None:
@@ -136,6 +165,12 @@ class Client:
         self.turn = 0
         self.timed: dict[str, list[float]] = {kind: [] for kind in tallies}
         """This client's counted latencies by kind of load."""
+        rate = cfg.get("rate")
+        self.rate = float(rate) / int(cfg["clients"]) if rate else None
+        """Open loop: the moves per second this client offers (None: closed loop)."""
+        self.pacer: Pacer | None = None
+        """Open loop: when this client's moves are due, from its first move on (creating
+        its games first takes a while, under the service's rate limits too)."""
 
     def _slot(self, started: float) -> int:
         """The measured slot a request started at ``started`` counts in (-1: none)."""
@@ -163,17 +198,25 @@ class Client:
                 await conn.close()
 
     async def _send(self, conn: Connection, method: str, path: str, body: Any = None,
-                    token: str | None = None) -> tuple[Reply | None, bool]:
+                    token: str | None = None, due: float | None = None
+                    ) -> tuple[Reply | None, bool]:
         """One request of the moves load: its answer (None when the request failed, which
-        counts as an error), and whether it started and ended in one measured slot."""
+        counts as an error), and whether it started and ended in one measured slot. With
+        the time ``due`` it was due to be sent (open loop), it starts then, and its
+        ``seconds`` include how late it was sent."""
         headers = {"Authorization": f"Bearer {token}"} if token else None
         data = None if body is None else dumps(body)
+        if due is not None and due > time.time():
+            await asyncio.sleep(due - time.time())
         started = time.time()
         try:
             reply = await conn.request(method, path, data, headers)
         except HttpError as exc:
             self.moves.error(str(exc))
             return None, False
+        if due is not None:
+            reply.seconds += max(0.0, started - due)
+            started = due
         return reply, self._slot(started) >= 0
 
     async def _other(self, method: str, path: str, body: Any = None,
@@ -184,6 +227,11 @@ class Client:
             return None
         if counted:
             self.moves.other_requests += 1
+        if reply.status == 429:
+            if counted:
+                self.moves.throttled += 1
+            await asyncio.sleep(reply.retry_after if reply.retry_after is not None else 1.0)
+            return None
         if reply.status >= 400:
             self.moves.error(f"{method} {path}: {reply.status} {reply.body[:200]!r}")
             return None
@@ -211,9 +259,12 @@ class Client:
 
     async def _move(self, game: GamePlan, seat: int, move: dict[str, Any]) -> int:
         """POST the move; the answer's status (0 when the request failed)."""
+        if self.rate is not None and self.pacer is None:
+            self.pacer = Pacer(self.rate, time.time(), self.rng)
+        due = self.pacer.advance() if self.pacer is not None else None
         reply, counted = await self._send(self._conn(game, seat), "POST",
                                           f"/v1/games/{game.game_id}/moves", move,
-                                          game.tokens[seat])
+                                          game.tokens[seat], due)
         if reply is None:
             return 0
         tally = self.moves

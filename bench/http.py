@@ -42,6 +42,8 @@ class Reply:
     body: bytes
     seconds: float
     """From just before the request was written to the last byte of the answer."""
+    retry_after: float | None = None
+    """The answer's ``Retry-After`` (seconds), when it has one."""
 
     def json(self) -> Any:
         return _loads(self.body)
@@ -89,7 +91,7 @@ class Connection:
         try:
             self._writer.write(b"".join(head))
             async with asyncio.timeout(self.timeout):  # no task per request, as wait_for makes
-                status, data, keep = await self._read()
+                status, data, keep, retry_after = await self._read()
         except (OSError, asyncio.IncompleteReadError, TimeoutError, ValueError,
                 asyncio.LimitOverrunError) as exc:
             await self.close()
@@ -97,15 +99,16 @@ class Connection:
         seconds = time.perf_counter() - started
         if not keep:
             await self.close()
-        return Reply(status, data, seconds)
+        return Reply(status, data, seconds, retry_after)
 
-    async def _read(self) -> tuple[int, bytes, bool]:
+    async def _read(self) -> tuple[int, bytes, bool, float | None]:
         assert self._reader is not None
         head = await self._reader.readuntil(b"\r\n\r\n")
         lines = head.split(b"\r\n")
         status = int(lines[0].split(b" ", 2)[1])
         length = 0
         keep = True
+        retry_after = None
         for line in lines[1:]:
             name, _, value = line.partition(b":")
             lname = name.strip().lower()
@@ -113,7 +116,9 @@ class Connection:
                 length = int(value)
             elif lname == b"connection" and value.strip().lower() == b"close":
                 keep = False
+            elif lname == b"retry-after":
+                retry_after = float(value)
             elif lname == b"transfer-encoding":
                 raise ValueError("chunked answers are not expected here")
         data = await self._reader.readexactly(length) if length else b""
-        return status, data, keep
+        return status, data, keep, retry_after

@@ -39,6 +39,7 @@ def summarize(tallies: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
         "refused": sum(t["refused"] for t in tallies),
         "samples": samples,
         "other_requests": sum(t["other_requests"] for t in tallies),
+        "throttled": sum(t.get("throttled", 0) for t in tallies),
         "move_types": dict(types.most_common()),
         "hands_ended": sum(t["hands_ended"] for t in tallies),
         "games_created": sum(t["games_created"] for t in tallies),
@@ -139,7 +140,9 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
     lines.append(f"  moves: {moves['count']} applied, {moves['refused']} refused (422), "
                  f"{moves['hands_ended']} hands ended, {moves['games_finished']} games "
                  f"finished; other requests (create, GET /me, legal-moves): "
-                 f"{moves['other_requests']}")
+                 f"{moves['other_requests']}"
+                 + (f", {moves['throttled']} of them throttled (429, retried after "
+                    "Retry-After)" if moves.get("throttled") else ""))
     lines.append("  move mix: " + ", ".join(f"{k} {v}" for k, v in moves["move_types"].items()))
     if moves.get("by_type"):
         lines.append("  moves by type (a move ending the hand counts as hand_end), ms: "
@@ -191,3 +194,45 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
     all_ok = all(ok for _, ok in checks)
     lines.append(f"  => {'budget met' if all_ok else 'budget NOT met'}")
     return "\n".join(lines), all_ok
+
+
+def render_rates(r: dict[str, Any]) -> tuple[str, bool]:
+    """The open-loop sweep (``--rates``) as text, and whether any rate offered met the moves'
+    p99 budget with no errors."""
+    budget = r["budget"]["p99_ms_max"]
+    s = r["server"]
+    pinned = ", each kept to a CPU of its own" if s.get("pinned") else ""
+    lines = [f"rummy-referee benchmark, open loop — {r['clients']} clients, {r['seconds']:g} s "
+             f"per rate, {r['cpus']} CPUs (clients and server share them)",
+             f"server: gunicorn {s['worker_class']}, {s['workers']} workers x "
+             f"{s['threads']} threads{pinned}; redis-server {s['redis']}",
+             "load: moves only, sent at the times of a Poisson process (the rate spread over "
+             "the clients); a move's latency runs from the time it was due, so a server that "
+             "falls behind shows it as latency",
+             "",
+             "offered/s  moves/s   p50 ms   p95 ms   p99 ms   max ms  errors  CPUs busy"]
+    met = []
+    for row in r["rates"]:
+        busy = row.get("cpus_busy")
+        lines.append(f"{row['offered']:>9.0f} {row['per_second']:>8.0f} {row['p50_ms']:>8.2f} "
+                     f"{row['p95_ms']:>8.2f} {row['p99_ms']:>8.2f} {row['max_ms']:>8.1f} "
+                     f"{row['errors']:>7}  "
+                     + (f"{busy:>9.2f}" if busy is not None else f"{'':>9}"))
+        if row["p99_ms"] <= budget and row["errors"] == 0 and row["count"]:
+            met.append(row["offered"])
+        if row.get("throttled"):
+            lines.append(f"  ({row['throttled']} requests other than moves throttled: 429, "
+                         "retried after Retry-After)")
+        for sample in row["samples"]:
+            lines.append(f"  ! {sample}")
+    lines.append("")
+    if met:
+        lines.append(f"the moves' p99 was within {budget:g} ms, with no errors, at "
+                     + ", ".join(f"{x:g}" for x in met) + " moves/s offered; the highest: "
+                     f"{max(met):g}/s")
+    else:
+        lines.append(f"the moves' p99 was over {budget:g} ms (or there were errors) at every "
+                     "rate offered")
+    lines.append("(CPUs busy: the CPU time of the service, Redis and the load drivers over "
+                 "the measured seconds)")
+    return "\n".join(lines), bool(met)

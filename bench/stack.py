@@ -39,8 +39,11 @@ class Stack:
     """redis-server + ``rummy-referee serve``, started and stopped together."""
 
     def __init__(self, tmp: Path, workers: int | None = None, threads: int | None = None,
-                 floor: bool = False, pin_workers: bool = False) -> None:
+                 floor: bool = False, pin_workers: bool = False,
+                 env: dict[str, str] | None = None) -> None:
         self.tmp = tmp
+        self.extra_env = dict(env or {})
+        """Settings of the service's own that this run changes (none by default)."""
         self.floor = floor
         """Also serve :mod:`bench.floor` (a bare Flask route) with the same gunicorn
         settings, on ``floor_port``."""
@@ -128,6 +131,7 @@ class Stack:
             env["RUMMY_THREADS"] = str(self.threads)
         if self.pin_workers:
             env["RUMMY_PIN_WORKERS"] = "1"
+        env.update(self.extra_env)
         return env
 
     def settings(self) -> dict[str, Any]:

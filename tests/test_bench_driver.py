@@ -1,18 +1,26 @@
-"""The benchmark's slot schedule, its floor app and its report (no load is run here)."""
+"""The benchmark's slot schedule, its open-loop pacing, its floor app and its report (one
+short open-loop load runs against real ``rummy-referee serve``)."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
+import statistics
 import time
+from pathlib import Path
+from random import Random
 from typing import Any
 
 import pytest
+from serving import served
 
 from bench import cpu
-from bench.driver import CEILING, FLOOR, MOVES, Schedule, Tally, run_load
+from bench.__main__ import _parser
+from bench.driver import CEILING, FLOOR, MOVES, Pacer, Schedule, Tally, drive, run_load
 from bench.floor import app as floor_app
-from bench.report import BUDGET, render, summarize
+from bench.http import Connection, Reply, dumps
+from bench.report import BUDGET, render, render_rates, summarize
 
 START = 1000.0
 
@@ -186,3 +194,78 @@ def test_the_load_runs_on_uvloop_where_it_is_installed() -> None:
         return type(asyncio.get_running_loop()).__module__
 
     assert run_load(loop_module()).startswith("uvloop")
+
+
+def test_an_open_loop_client_is_due_at_poisson_times_of_its_rate() -> None:
+    pacer = Pacer(50.0, START, Random(7))
+    times = [pacer.advance() for _ in range(20000)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert times[0] > START and all(gap > 0 for gap in gaps)
+    assert statistics.mean(gaps) == pytest.approx(1 / 50, rel=0.03)
+    # exponential gaps: as spread as they are long (a steady pace would have none)
+    assert statistics.stdev(gaps) == pytest.approx(1 / 50, rel=0.05)
+    with pytest.raises(ValueError, match="rate must be positive"):
+        Pacer(0.0, START, Random(7))
+
+
+@pytest.mark.parametrize("text", ["", "0", "-5", "fast", "100,abc"])
+def test_rates_must_be_positive_numbers(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["--rates", text])
+    assert "--rates" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_open_loop_moves_leave_at_the_rate_offered_not_as_fast_as_answers_come(
+        redis_url: str, tmp_path: Path) -> None:
+    # 4 clients offering 40 moves/s in all for 2 s: about 80 moves. Closed-loop, the same
+    # clients send the next move as soon as an answer comes: hundreds a second.
+    with served(tmp_path, redis_url) as server:
+        cfg = {"host": "127.0.0.1", "port": server.port, "measure_from": time.time() + 2.0,
+               "seconds": 2.0, "slot_seconds": 2.0, "warmup": 2.0, "games_per_client": 2,
+               "size": 0, "floor_port": None, "only": MOVES, "rate": 40.0, "clients": 4,
+               "first_client": 0, "proc": 0, "seed": 1}
+        tallies = run_load(drive(cfg))
+    moves = tallies[MOVES]
+    assert moves.errors == 0, moves.error_samples
+    assert 30 <= moves.ok <= 140, moves.ok
+    assert all(latency > 0 for latency in moves.latencies)
+
+
+def _rate_row(offered: float, latencies: list[float]) -> dict[str, Any]:
+    tally = Tally(latencies=latencies, ok=len(latencies))
+    return {"offered": offered, **summarize([tally.as_dict()], seconds=1.0), "cpus_busy": 1.0}
+
+
+def test_the_open_loop_report_names_the_highest_rate_within_the_p99_budget() -> None:
+    results = {"budget": BUDGET, "clients": 64, "seconds": 1.0, "cpus": 2,
+               "server": {"worker_class": "gthread", "workers": 2, "threads": 4,
+                          "redis": "AOF on"},
+               "rates": [_rate_row(100, [0.005] * 100), _rate_row(200, [0.015] * 200),
+                         _rate_row(300, [0.010] * 270 + [0.5] * 30)]}
+    text, ok = render_rates(results)
+    assert ok
+    assert "at 100, 200 moves/s offered; the highest: 200/s" in text
+    row = next(line for line in text.splitlines() if line.split()[:1] == ["300"])
+    assert row.split()[1] == "300" and float(row.split()[4]) == 500.0  # per s; p99 ms
+    results["rates"] = results["rates"][2:]
+    text, ok = render_rates(results)
+    assert not ok and "over 20 ms (or there were errors) at every rate offered" in text
+
+
+@pytest.mark.slow
+def test_the_load_drivers_connection_reads_a_429s_retry_after(redis_url: str,
+                                                              tmp_path: Path) -> None:
+    async def create_twice(port: int) -> list[Reply]:
+        conn = Connection("127.0.0.1", port)
+        body = dumps({"variant": "basic", "players": ["a", "b"]})
+        try:
+            return [await conn.request("POST", "/v1/games", body) for _ in range(2)]
+        finally:
+            await conn.close()
+
+    with served(tmp_path, redis_url, env={"RUMMY_CREATE_RATE_LIMITS": "1/minute"}) as server:
+        first, second = asyncio.run(create_twice(server.port))
+    assert (first.status, first.retry_after) == (201, None)
+    assert second.status == 429
+    assert second.retry_after is not None and 1 <= second.retry_after <= 60
