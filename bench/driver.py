@@ -67,6 +67,8 @@ class Tally:
     by_type: dict[str, list[float]] = field(default_factory=dict)
     """Seconds per counted legal move by its type; a move that ends the hand (scoring, the
     next deal) counts under ``"hand_end"`` instead."""
+    workers: Counter[str] = field(default_factory=Counter)
+    """Counted requests by the server process that answered them."""
     client_p50s: list[float] = field(default_factory=list)
     """Each client's own median latency (seconds) of its counted requests."""
     hands_ended: int = 0
@@ -85,7 +87,8 @@ class Tally:
                 "move_types": dict(self.move_types),
                 "by_type": self.by_type,
                 "hands_ended": self.hands_ended, "games_created": self.games_created,
-                "games_finished": self.games_finished, "client_p50s": self.client_p50s}
+                "games_finished": self.games_finished, "client_p50s": self.client_p50s,
+                "workers": dict(self.workers)}
 
 
 class Schedule:
@@ -270,6 +273,7 @@ class Client:
         tally = self.moves
         if counted:
             tally.latencies.append(reply.seconds)
+            tally.workers[reply.worker] += 1
             self.timed[MOVES].append(reply.seconds)
         if reply.status == 200:
             data = reply.json()
@@ -355,6 +359,7 @@ class Client:
         if self._slot(started) < 0:
             return
         tally.latencies.append(reply.seconds)
+        tally.workers[reply.worker] += 1
         self.timed[kind].append(reply.seconds)
         if reply.status == 200:
             tally.ok += 1

@@ -44,6 +44,9 @@ class Reply:
     """From just before the request was written to the last byte of the answer."""
     retry_after: float | None = None
     """The answer's ``Retry-After`` (seconds), when it has one."""
+    worker: str = ""
+    """Which server process answered: the per-process prefix of the service's
+    ``X-Request-ID`` (its first 16 hex digits), empty when there is none."""
 
     def json(self) -> Any:
         return _loads(self.body)
@@ -91,7 +94,7 @@ class Connection:
         try:
             self._writer.write(b"".join(head))
             async with asyncio.timeout(self.timeout):  # no task per request, as wait_for makes
-                status, data, keep, retry_after = await self._read()
+                status, data, keep, retry_after, worker = await self._read()
         except (OSError, asyncio.IncompleteReadError, TimeoutError, ValueError,
                 asyncio.LimitOverrunError) as exc:
             await self.close()
@@ -99,9 +102,9 @@ class Connection:
         seconds = time.perf_counter() - started
         if not keep:
             await self.close()
-        return Reply(status, data, seconds, retry_after)
+        return Reply(status, data, seconds, retry_after, worker)
 
-    async def _read(self) -> tuple[int, bytes, bool, float | None]:
+    async def _read(self) -> tuple[int, bytes, bool, float | None, str]:
         assert self._reader is not None
         head = await self._reader.readuntil(b"\r\n\r\n")
         lines = head.split(b"\r\n")
@@ -109,6 +112,7 @@ class Connection:
         length = 0
         keep = True
         retry_after = None
+        worker = ""
         for line in lines[1:]:
             name, _, value = line.partition(b":")
             lname = name.strip().lower()
@@ -118,7 +122,9 @@ class Connection:
                 keep = False
             elif lname == b"retry-after":
                 retry_after = float(value)
+            elif lname == b"x-request-id":
+                worker = value.strip()[:16].decode()
             elif lname == b"transfer-encoding":
                 raise ValueError("chunked answers are not expected here")
         data = await self._reader.readexactly(length) if length else b""
-        return status, data, keep, retry_after
+        return status, data, keep, retry_after, worker

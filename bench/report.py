@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 BUDGET = {
@@ -45,9 +46,23 @@ def summarize(tallies: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
         "games_created": sum(t["games_created"] for t in tallies),
         "games_finished": sum(t["games_finished"] for t in tallies),
         "client_p50s_ms": sorted(x * 1e3 for t in tallies for x in t.get("client_p50s", [])),
+        "worker_shares": _shares(t.get("workers", {}) for t in tallies),
         "by_type": {kind: {"count": len(times), **latency_of(times)} for kind, times in
                     sorted(by_type.items(), key=lambda kv: -len(kv[1]))},
     }
+
+
+def _shares(counts: Iterable[dict[str, int]]) -> list[float]:
+    """Each server process's share of the counted requests, largest first."""
+    merged: Counter[str] = Counter()
+    for part in counts:
+        merged.update(part)
+    total = sum(merged.values())
+    return [n / total for _, n in merged.most_common()] if total else []
+
+
+def _shares_text(shares: list[float]) -> str:
+    return " / ".join(f"{100 * share:.0f}%" for share in shares)
 
 
 def latency_of(seconds: list[float]) -> dict[str, float]:
@@ -121,7 +136,9 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
             lines.append(f"  {name}: mean {phase['mean_ms']:.2f} ms (closed loop: {r['clients']} "
                          f"clients / {phase['per_second']:.0f} per s = "
                          f"{1e3 * r['clients'] / max(phase['per_second'], 1e-9):.2f} ms a "
-                         f"cycle); each client's own p50 from {own[0]:.2f} to {own[-1]:.2f} ms")
+                         f"cycle); each client's own p50 from {own[0]:.2f} to {own[-1]:.2f} ms"
+                         + (f"; answered by the workers {_shares_text(phase['worker_shares'])}"
+                            if name != "floor" and phase.get("worker_shares") else ""))
     lines.append("  " + needed_for_p99(r))
     within = "within" if ceiling["p99_ms"] <= b["p99_ms_max"] else "over"
     lines.append(f"  ceiling: p99 {ceiling['p99_ms']:.2f} ms, {within} the moves' "
@@ -220,6 +237,8 @@ def render_rates(r: dict[str, Any]) -> tuple[str, bool]:
                      + (f"{busy:>9.2f}" if busy is not None else f"{'':>9}"))
         if row["p99_ms"] <= budget and row["errors"] == 0 and row["count"]:
             met.append(row["offered"])
+        if row.get("worker_shares"):
+            lines.append(f"  answered by the workers {_shares_text(row['worker_shares'])}")
         if row.get("throttled"):
             lines.append(f"  ({row['throttled']} requests other than moves throttled: 429, "
                          "retried after Retry-After)")

@@ -8,6 +8,7 @@ import itertools
 import os
 import statistics
 import time
+from collections import Counter
 from pathlib import Path
 from random import Random
 from typing import Any
@@ -269,3 +270,13 @@ def test_the_load_drivers_connection_reads_a_429s_retry_after(redis_url: str,
     assert (first.status, first.retry_after) == (201, None)
     assert second.status == 429
     assert second.retry_after is not None and 1 <= second.retry_after <= 60
+
+
+def test_the_report_shows_how_the_workers_shared_the_answers() -> None:
+    tallies = [Tally(latencies=[0.004] * 3, ok=3, workers=Counter({"a": 2, "b": 1})).as_dict(),
+               Tally(latencies=[0.004] * 5, ok=5, workers=Counter({"b": 5})).as_dict()]
+    assert summarize(tallies, seconds=1.0)["worker_shares"] == [0.75, 0.25]
+    results = _results(None)
+    results["moves"]["worker_shares"] = [0.75, 0.25]
+    text, _ = render(results)
+    assert "answered by the workers 75% / 25%" in text
