@@ -34,6 +34,11 @@ def rummy_referee() -> str:
     return found
 
 
+def plain_env() -> dict[str, str]:
+    """This process's environment without its ``REDIS_*`` and ``RUMMY_*`` settings."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("REDIS_", "RUMMY_"))}
+
+
 def proc_stat(pid: int) -> tuple[str, int, int] | None:
     """(comm, ppid, starttime) of a live or zombie process, None when there is none."""
     try:
@@ -90,8 +95,7 @@ class Server:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log = tmp_path / f"serve-{self.port}.log"
-        environ = dict(base_env) if base_env is not None else {
-            k: v for k, v in os.environ.items() if not k.startswith(("REDIS_", "RUMMY_"))}
+        environ = dict(base_env) if base_env is not None else plain_env()
         if redis_url is not None:
             environ["REDIS_URL"] = redis_url
         environ.setdefault("RUMMY_DATA_DIR", str(tmp_path / "data"))

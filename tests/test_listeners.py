@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from serving import Server, rummy_referee, served
+from serving import Server, plain_env, rummy_referee, served
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"),
                                 reason="SO_REUSEPORT spreads connections on Linux")
@@ -58,8 +57,7 @@ def test_new_connections_are_spread_over_the_workers(redis_url: str, tmp_path: P
 def test_a_second_server_on_the_same_address_stops_with_a_clear_error(
         redis_url: str, tmp_path: Path) -> None:
     with served(tmp_path, redis_url) as server:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("REDIS_", "RUMMY_"))}
-        env.update(REDIS_URL=redis_url, RUMMY_DATA_DIR=str(tmp_path / "second"))
+        env = dict(plain_env(), REDIS_URL=redis_url, RUMMY_DATA_DIR=str(tmp_path / "second"))
         second = subprocess.run(
             [rummy_referee(), "serve", "--host", "127.0.0.1", "--port", str(server.port)],
             env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
@@ -72,11 +70,10 @@ def test_a_second_server_on_the_same_address_stops_with_a_clear_error(
 
 def _conf(env: dict[str, str]) -> bool:
     """``reuse_port`` as gunicorn_conf works it out in the given environment."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("REDIS_", "RUMMY_"))}
     out = subprocess.run(
         [sys.executable, "-c", "import json, service.gunicorn_conf as c; "
                                "print(json.dumps(c.reuse_port))"],
-        env={**base, "REDIS_URL": "redis://127.0.0.1:1/0", **env},
+        env={**plain_env(), "REDIS_URL": "redis://127.0.0.1:1/0", **env},
         capture_output=True, text=True, check=True)
     return bool(json.loads(out.stdout))
 

@@ -33,7 +33,7 @@ from http_player import (
 )
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
-from serving import Server, descendants, rummy_referee
+from serving import Server, descendants, plain_env, rummy_referee
 
 from service.app import create_app
 from service.config import ConfigError, Settings
@@ -637,8 +637,7 @@ def test_a_primary_down_is_503_and_the_game_survives_its_restart(
 
 
 def _serve_env(tmp_path: Path, extra: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("REDIS_", "RUMMY_"))}
+    env = plain_env()
     env["RUMMY_DATA_DIR"] = str(tmp_path / "data")
     env["RUMMY_LOG_LEVEL"] = "WARNING"
     env["RUMMY_RATE_LIMITS"] = "1000/second"
