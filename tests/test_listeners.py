@@ -1,15 +1,20 @@
 """``RUMMY_REUSE_PORT``: each gunicorn worker listens on a socket of its own
-(``SO_REUSEPORT``), so new connections are spread over the workers, and the master checks
-first that the address is free. Against real ``rummy-referee serve``."""
+(``SO_REUSEPORT``), so new connections are spread over the workers; the master checks
+first that the address is free, and a stopping worker hands its queue over. Against real
+``rummy-referee serve``."""
 
 from __future__ import annotations
 
 import contextlib
 import http.client
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -82,3 +87,50 @@ def test_reuse_port_is_on_by_default_off_when_asked_and_for_a_unix_socket() -> N
     assert _conf({}) is True
     assert _conf({"RUMMY_REUSE_PORT": "0"}) is False
     assert _conf({"RUMMY_BIND": "unix:/tmp/rummy-referee.sock"}) is False
+
+
+@pytest.mark.slow
+def test_a_reload_under_a_stream_of_new_connections_resets_none(redis_url: str,
+                                                                tmp_path: Path) -> None:
+    # Each worker's socket is its own: one that closed with connections queued on it reset
+    # them (8-11 per reload under this load, before a stopping worker took its queue).
+    errors: list[str] = []
+    answered = 0
+    stop = threading.Event()
+
+    def load(port: int) -> None:
+        nonlocal answered
+        while not stop.is_set():
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            try:
+                conn.request("GET", "/healthz", headers={"Connection": "close"})
+                answer = conn.getresponse()
+                answer.read()
+                if answer.status == 200:
+                    answered += 1
+                else:
+                    errors.append(f"{answer.status}")
+            except OSError as exc:
+                errors.append(repr(exc))
+            finally:
+                conn.close()
+
+    with served(tmp_path, redis_url) as server:
+        before = set(server.worker_pids())
+        threads = [threading.Thread(target=load, args=(server.port,)) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        try:
+            time.sleep(1.0)
+            os.kill(server.master_pid(), signal.SIGHUP)  # new workers, then the old ones stop
+            deadline = time.monotonic() + 30
+            while set(server.worker_pids()) & before or len(server.worker_pids()) != 2:
+                assert time.monotonic() < deadline, server.output()
+                time.sleep(0.05)
+            time.sleep(0.5)
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=30)
+    assert answered > 100
+    assert errors == [], f"{len(errors)} of {answered + len(errors)}: {errors[:5]}"
