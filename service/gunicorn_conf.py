@@ -203,12 +203,12 @@ def on_starting(server: Any) -> None:
     if not reuse_port:
         return
     host, port = gunicorn_util.parse_address(_settings.bind)
-    for family, kind, proto, _, address in _socket.getaddrinfo(
-            host, port, type=_socket.SOCK_STREAM):
-        with _socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
-            try:
-                probe.bind(address)
-            except OSError as exc:
-                server.log.error("Connection in use: %s (%s)", _settings.bind, exc.strerror)
-                raise SystemExit(1) from None
+    # the family gunicorn binds with: IPv6 for an IPv6 literal, else IPv4
+    family = _socket.AF_INET6 if gunicorn_util.is_ipv6(host) else _socket.AF_INET
+    with _socket.socket(family, _socket.SOCK_STREAM) as probe:
+        probe.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            server.log.error("Connection in use: %s (%s)", _settings.bind, exc.strerror)
+            raise SystemExit(1) from None
