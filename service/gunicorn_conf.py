@@ -199,8 +199,11 @@ def on_starting(server: Any) -> None:
     an address another server holds would only show as workers failing to boot, over and
     over; and a second instance started on the same address would share its connections
     with the first. So the master first checks that the address is free: bound without
-    ``SO_REUSEPORT``, which any listening socket on it refuses."""
-    if not reuse_port:
+    ``SO_REUSEPORT``, which any listening socket on it refuses. Not in a master started by
+    the running one (``SIGUSR2``: an upgrade in place), whose workers are meant to listen
+    beside the running ones."""
+    upgrading = bool(getattr(server, "master_pid", 0))  # the running master's pid, or 0
+    if not reuse_port or upgrading:
         return
     host, port = gunicorn_util.parse_address(_settings.bind)
     # the family gunicorn binds with: IPv6 for an IPv6 literal, else IPv4
