@@ -94,6 +94,14 @@ def needed_for_p99(r: dict[str, Any]) -> str:
             f"/s)")
 
 
+def server_line(s: dict[str, Any]) -> str:
+    """How the service ran: its gunicorn settings and its Redis."""
+    pinned = ", each kept to a CPU of its own" if s.get("pinned") else ""
+    sockets = ", each listening on a socket of its own" if s.get("reuse_port") else ""
+    return (f"server: gunicorn {s['worker_class']}, {s['workers']} workers x "
+            f"{s['threads']} threads{pinned}{sockets}; redis-server {s['redis']}")
+
+
 def render(r: dict[str, Any]) -> tuple[str, bool]:
     """The report as text, and whether every budget item is met."""
     b = r["budget"]
@@ -101,10 +109,7 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
     ref = mem["reference_game"]
     lines = [f"rummy-referee benchmark — {r['clients']} clients, {r['seconds']:g} s per phase, "
              f"{r['cpus']} CPUs (clients and server share them)"]
-    s = r["server"]
-    pinned = ", each kept to a CPU of its own" if s.get("pinned") else ""
-    lines.append(f"server: gunicorn {s['worker_class']}, {s['workers']} workers x "
-                 f"{s['threads']} threads{pinned}; redis-server {s['redis']}")
+    lines.append(server_line(r["server"]))
     lines.append("connections: " + ("one per seat of each game (moves of one game come on "
                                     "several connections, so on several workers)"
                                     if r.get("connection_per_seat") else
@@ -217,12 +222,9 @@ def render_rates(r: dict[str, Any]) -> tuple[str, bool]:
     """The open-loop sweep (``--rates``) as text, and whether any rate offered met the moves'
     p99 budget with no errors."""
     budget = r["budget"]["p99_ms_max"]
-    s = r["server"]
-    pinned = ", each kept to a CPU of its own" if s.get("pinned") else ""
     lines = [f"rummy-referee benchmark, open loop — {r['clients']} clients, {r['seconds']:g} s "
              f"per rate, {r['cpus']} CPUs (clients and server share them)",
-             f"server: gunicorn {s['worker_class']}, {s['workers']} workers x "
-             f"{s['threads']} threads{pinned}; redis-server {s['redis']}",
+             server_line(r["server"]),
              "load: moves only, sent at the times of a Poisson process (the rate spread over "
              "the clients); a move's latency runs from the time it was due, so a server that "
              "falls behind shows it as latency",

@@ -139,11 +139,11 @@ class Stack:
         env = self._env()
         code = ("import service.gunicorn_conf as c; "
                 "print(c.worker_class, c.workers, c.threads, c.keepalive, "
-                "c._settings.pin_workers)")
+                "c._settings.pin_workers, c.reuse_port)")
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, check=True).stdout.split()
         return {"worker_class": out[0], "workers": out[1], "threads": out[2],
-                "keepalive": out[3], "pinned": out[4] == "True",
+                "keepalive": out[3], "pinned": out[4] == "True", "reuse_port": out[5] == "True",
                 "redis": f"AOF on, appendfsync {APPENDFSYNC}"}
 
     def stop(self) -> None:

@@ -280,3 +280,12 @@ def test_the_report_shows_how_the_workers_shared_the_answers() -> None:
     results["moves"]["worker_shares"] = [0.75, 0.25]
     text, _ = render(results)
     assert "answered by the workers 75% / 25%" in text
+
+
+def test_the_report_says_whether_each_worker_had_a_socket_of_its_own() -> None:
+    results = _results(None)
+    assert "socket of its own" not in render(results)[0]
+    results["server"]["reuse_port"] = True
+    server = render(results)[0].splitlines()[1]
+    assert server == ("server: gunicorn gthread, 2 workers x 4 threads, each listening on a "
+                      "socket of its own; redis-server AOF on")
