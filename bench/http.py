@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from service.api.observe import process_of
+
 try:
     _orjson: Any = importlib.import_module("orjson")
     _loads: Any = _orjson.loads
@@ -46,7 +48,7 @@ class Reply:
     """The answer's ``Retry-After`` (seconds), when it has one."""
     worker: str = ""
     """Which server process answered: the per-process prefix of the service's
-    ``X-Request-ID`` (its first 16 hex digits), empty when there is none."""
+    ``X-Request-ID`` (:func:`~service.api.observe.process_of`), empty when there is none."""
 
     def json(self) -> Any:
         return _loads(self.body)
@@ -123,7 +125,7 @@ class Connection:
             elif lname == b"retry-after":
                 retry_after = float(value)
             elif lname == b"x-request-id":
-                worker = value.strip()[:16].decode()
+                worker = process_of(value.strip().decode())
             elif lname == b"transfer-encoding":
                 raise ValueError("chunked answers are not expected here")
         data = await self._reader.readexactly(length) if length else b""

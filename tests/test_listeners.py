@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from serving import Server, plain_env, rummy_referee, served
 
+from service.api.observe import process_of
+
 pytestmark = pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"),
                                 reason="SO_REUSEPORT spreads connections on Linux")
 
@@ -29,7 +31,7 @@ CONNECTIONS = 24
 
 def _workers_of_connections(server: Server, count: int) -> Counter[str]:
     """Open ``count`` keep-alive connections at once, one request on each: how many each
-    worker answered (a worker's request ids share a prefix of its own, drawn per process)."""
+    worker answered (the process a request id names)."""
     with contextlib.ExitStack() as stack:
         conns = []
         for _ in range(count):
@@ -43,7 +45,7 @@ def _workers_of_connections(server: Server, count: int) -> Counter[str]:
             answer = conn.getresponse()
             answer.read()
             assert answer.status == 200
-            workers[answer.headers["X-Request-ID"][:16]] += 1
+            workers[process_of(answer.headers["X-Request-ID"])] += 1
         return workers
 
 

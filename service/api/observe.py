@@ -134,9 +134,20 @@ def new_request_id() -> str:
     return f"{prefix}{next(counter):016x}"
 
 
+_PREFIX_BYTES = 8
+"""Random bytes of a request id's per-process prefix (written as twice as many hex
+digits; the counter's 16 follow)."""
+
+
+def process_of(request_id: str) -> str:
+    """The prefix of a request id made by :func:`new_request_id` that names the process
+    (the gunicorn worker) that made it."""
+    return request_id[:2 * _PREFIX_BYTES]
+
+
 def _new_ids() -> None:
     global _ids
-    _ids = (os.urandom(8).hex(), itertools.count())
+    _ids = (os.urandom(_PREFIX_BYTES).hex(), itertools.count())
 
 
 _ids: tuple[str, itertools.count[int]]
