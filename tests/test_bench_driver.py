@@ -234,8 +234,7 @@ def test_open_loop_moves_leave_at_the_rate_offered_not_as_fast_as_answers_come(
 
 
 def _rate_row(offered: float, latencies: list[float]) -> dict[str, Any]:
-    tally = Tally(latencies=latencies, ok=len(latencies))
-    return {"offered": offered, **summarize([tally.as_dict()], seconds=1.0), "cpus_busy": 1.0}
+    return {"offered": offered, **_phase(latencies), "cpus_busy": 1.0}
 
 
 def test_the_open_loop_report_names_the_highest_rate_within_the_p99_budget() -> None:
