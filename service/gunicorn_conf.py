@@ -17,10 +17,12 @@ docker-compose.yml.
 import gc
 import json
 import os
+import select
 import shutil as _shutil
 import socket as _socket
 import sys
 import tempfile as _tempfile
+import time
 from typing import Any
 
 from gunicorn import util as gunicorn_util
@@ -113,16 +115,33 @@ def post_worker_init(worker: Any) -> None:
         _hand_over_on_stop(worker)
 
 
+HAND_OVER_SECONDS = 0.25
+"""How long a stopping worker keeps taking connections on its own socket before closing it:
+gunicorn forks the replacement workers of a reload just before it tells the old ones to
+stop, and they bind their sockets in the first moments of their lives."""
+
+
 def _hand_over_on_stop(worker: Any) -> None:
-    """With a socket of its own, a stopping worker takes the connections already queued on
-    it, then closes it at once. gunicorn's gthread worker stops accepting when it is told to
-    stop (a reload, a restart, a scale-down) and closes its sockets only once its last
-    request is done: connections the kernel queued on the socket meanwhile were reset when it
-    closed (8-11 per reload under a load of new connections, measured). Closed at once, the
-    socket takes no more: new connections go to the other workers' sockets. Linux 5.14 and
-    later can also move a closing socket's queue itself (``net.ipv4.tcp_migrate_req=1``),
-    which closes the few microseconds left between the last accept and the close."""
+    """With a socket of its own, a stopping worker takes the connections queued on it, and
+    those that come for a moment more, then closes it. gunicorn's gthread worker stops
+    accepting when it is told to stop (a reload, a restart, a scale-down) and closes its
+    sockets only once its last request is done: connections the kernel queued on the socket
+    meanwhile were reset when it closed (8-11 per reload under a load of new connections,
+    measured). Closed at once instead, before a reload's new workers had bound theirs, the
+    address had no socket at all for a moment: connections were refused (26 in one reload
+    of seven). So it keeps taking connections for ``HAND_OVER_SECONDS``, then closes; new
+    connections go to the other workers' sockets. Linux 5.14 and later can also move a
+    closing socket's queue itself (``net.ipv4.tcp_migrate_req=1``), which covers the few
+    microseconds left between the last accept and the close."""
     stop_accepting = worker.set_accept_enabled
+
+    def take_queued() -> None:
+        for listener in worker.sockets:
+            while True:
+                taken = worker.nr_conns
+                worker.accept(listener)  # gthread: one queued connection, or none
+                if worker.nr_conns == taken:
+                    break
 
     def set_accept_enabled(enabled: bool) -> None:
         stop_accepting(enabled)
@@ -130,11 +149,12 @@ def _hand_over_on_stop(worker: Any) -> None:
             return  # not stopping: too many connections for now (worker_connections)
         for listener in worker.sockets:
             listener.setblocking(False)
-            while True:
-                taken = worker.nr_conns
-                worker.accept(listener)  # gthread: one queued connection, or none
-                if worker.nr_conns == taken:
-                    break
+        deadline = time.monotonic() + HAND_OVER_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            take_queued()
+            select.select(worker.sockets, [], [], left)
+        take_queued()
+        for listener in worker.sockets:
             listener.close()
 
     worker.set_accept_enabled = set_accept_enabled
