@@ -115,7 +115,7 @@ def post_worker_init(worker: Any) -> None:
         _hand_over_on_stop(worker)
 
 
-HAND_OVER_SECONDS = 0.25
+_HAND_OVER_SECONDS = 0.25
 """How long a stopping worker keeps taking connections on its own socket before closing it:
 gunicorn forks the replacement workers of a reload just before it tells the old ones to
 stop, and they bind their sockets in the first moments of their lives."""
@@ -129,7 +129,7 @@ def _hand_over_on_stop(worker: Any) -> None:
     meanwhile were reset when it closed (8-11 per reload under a load of new connections,
     measured). Closed at once instead, before a reload's new workers had bound theirs, the
     address had no socket at all for a moment: connections were refused (26 in one reload
-    of seven). So it keeps taking connections for ``HAND_OVER_SECONDS``, then closes; new
+    of seven). So it keeps taking connections for ``_HAND_OVER_SECONDS``, then closes; new
     connections go to the other workers' sockets. Linux 5.14 and later can also move a
     closing socket's queue itself (``net.ipv4.tcp_migrate_req=1``), which covers the few
     microseconds left between the last accept and the close."""
@@ -149,7 +149,7 @@ def _hand_over_on_stop(worker: Any) -> None:
             return  # not stopping: too many connections for now (worker_connections)
         for listener in worker.sockets:
             listener.setblocking(False)
-        deadline = time.monotonic() + HAND_OVER_SECONDS
+        deadline = time.monotonic() + _HAND_OVER_SECONDS
         while (left := deadline - time.monotonic()) > 0:
             take_queued()
             select.select(worker.sockets, [], [], left)
