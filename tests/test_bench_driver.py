@@ -152,9 +152,13 @@ def test_the_sampler_credits_cpu_to_the_slot_that_spent_it() -> None:
     sampler.start()
     for index in range(4):
         begins, ends = start + index * slot, start + (index + 1) * slot
+        # The busy slots spin clear of both of their boundaries: the sampler is a thread of
+        # this process, and a sample taken late (it waits for the GIL, then reads /proc)
+        # must not catch a busy slot's first spin as the idle slot's.
         time.sleep(max(0.0, begins - time.time()))
         if index % 2 == 0:
-            while time.time() < ends - 0.02:
+            time.sleep(0.03)
+            while time.time() < ends - 0.03:
                 pass
         else:
             time.sleep(max(0.0, ends - time.time()))
