@@ -17,7 +17,7 @@ from flask_smorest import Api
 from flask_smorest.utils import prepare_response
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from service.api import observe, problems, routes, schemas, security, streams, web
+from service.api import fastpath, observe, problems, routes, schemas, security, streams, web
 from service.config import ConfigError, Settings
 from service.referee import (
     Contention,
@@ -49,6 +49,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         raise ConfigError(["REDIS_URL: must be set, or REDIS_CLUSTER_NODES or REDIS_SENTINELS "
                            "(rummy-referee serve starts a redis-server when none is)"])
     app = Flask("service")
+    app.request_class = fastpath.BodyRequest
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
         API_TITLE="Rummy referee",

@@ -4,6 +4,8 @@ complete basic match over real HTTP, then a graceful stop with SIGTERM."""
 from __future__ import annotations
 
 import http.client
+import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,3 +108,61 @@ def test_the_test_client_waits_out_a_429_for_its_retry_after(tmp_path: Path,
         statuses = [transport.request("GET", path, token=token).status for _ in range(5)]
         assert statuses == [200] * 5
         assert transport.waited_out >= 1
+
+
+def _raw_post(port: int, path: str, token: str, head: str, body: bytes,
+              half_close: bool = False) -> tuple[int, bytes]:
+    """POST ``body`` with the header lines ``head`` on a socket of its own; the status and
+    the body of the answer (``half_close``: the client stops sending after ``body``)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=REQUEST_TIMEOUT) as sock:
+        sock.sendall((f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                      f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+                      f"Connection: close\r\n{head}\r\n").encode() + body)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    status_line, _, rest = answer.partition(b"\r\n")
+    return int(status_line.split()[1]), rest.partition(b"\r\n\r\n")[2]
+
+
+def test_a_move_body_is_read_by_its_length_chunked_or_not_at_all_when_cut_short(
+        server: Server) -> None:
+    """Under gunicorn: a move's body with a ``Content-Length`` and one sent chunked are
+    read alike; a body shorter than its ``Content-Length`` is refused (400), and a length
+    over the 64 KiB limit too (413), and neither changes the game."""
+    with requests.Session() as session:
+        server.wait_ready(session)
+        created = session.post(f"{server.base_url}/v1/games", timeout=REQUEST_TIMEOUT,
+                               json={"variant": "basic", "players": ["Ana", "Bo"]}).json()
+    game_id, seat = created["game_id"], created["game"]["turn"]["seat"]
+    token = created["seats"][seat]["token"]
+    path = f"/v1/games/{game_id}/moves"
+
+    def version() -> int:
+        answer = requests.get(f"{server.base_url}/v1/games/{game_id}", timeout=REQUEST_TIMEOUT)
+        return int(answer.json()["version"])
+
+    draw = json.dumps({"type": "draw", "source": "stock"}).encode()
+    status, body = _raw_post(server.port, path, token, f"Content-Length: {len(draw) + 5}\r\n",
+                             draw, half_close=True)
+    assert status == 400, body
+    assert json.loads(body)["detail"] == (f"the body ended after {len(draw)} of the "
+                                          f"{len(draw) + 5} bytes its Content-Length declares")
+    assert version() == 0
+    status, body = _raw_post(server.port, path, token, "Content-Length: 70000\r\n",
+                             draw + b" " * (70000 - len(draw)))
+    assert status == 413, body
+    assert json.loads(body)["status"] == 413
+    assert version() == 0
+    chunked = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (draw[:9], draw[9:]))
+    status, body = _raw_post(server.port, path, token, "Transfer-Encoding: chunked\r\n",
+                             chunked + b"0\r\n\r\n")
+    assert status == 200, body
+    assert json.loads(body)["game"]["version"] == 1 == version()
+    discard = json.dumps({"type": "discard", "card": json.loads(body)["game"]["hand"][0]})
+    status, body = _raw_post(server.port, path, token,
+                             f"Content-Length: {len(discard)}\r\n", discard.encode())
+    assert status == 200, body
+    assert version() == 2
