@@ -855,14 +855,25 @@ def test_malformed_moves_are_400_naming_the_field(
     assert game.snapshot() == before
 
 
+DEEP = "[" * 5000 + "]" * 5000
+"""Valid JSON nested deeper than Python's decoder goes (it raises RecursionError)."""
+
+
 def test_malformed_move_bodies_are_400(client: FlaskClient) -> None:
     game = Game(client, dealer=1, deals=[deal_a()])
     before = game.snapshot()
-    for data in ('{"type": "draw", ', "[]", '"draw"'):
+    for data in ('{"type": "draw", ', "[]", '"draw"', DEEP, '{"type": ' * 3000 + "1" + "}" * 3000):
         resp = client.post(f"{game.path}/moves", data=data, content_type="application/json",
                            headers=auth(game.tokens[0]))
         assert_problem(resp, 400, fields={"body"})
     assert game.snapshot() == before
+
+
+@pytest.mark.parametrize("path", ["/v1/games", "/v1/melds/check", "/v1/scores/hand"])
+def test_a_body_nested_too_deeply_is_malformed_not_an_error(client: FlaskClient,
+                                                            path: str) -> None:
+    resp = client.post(path, data=DEEP, content_type="application/json")
+    assert_problem(resp, 400, fields={"body"})
 
 
 # ---------------------------------------------------------------------------------------

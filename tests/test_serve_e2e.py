@@ -130,8 +130,9 @@ def _raw_post(port: int, path: str, token: str, head: str, body: bytes,
 def test_a_move_body_is_read_by_its_length_chunked_or_not_at_all_when_cut_short(
         server: Server) -> None:
     """Under gunicorn: a move's body with a ``Content-Length`` and one sent chunked are
-    read alike; a body shorter than its ``Content-Length`` is refused (400), and a length
-    over the 64 KiB limit too (413), and neither changes the game."""
+    read alike; a body shorter than its ``Content-Length`` is refused (400), a malformed
+    chunk too (400, not an internal error), and a length over the 64 KiB limit (413); none
+    of them changes the game."""
     with requests.Session() as session:
         server.wait_ready(session)
         created = session.post(f"{server.base_url}/v1/games", timeout=REQUEST_TIMEOUT,
@@ -155,6 +156,11 @@ def test_a_move_body_is_read_by_its_length_chunked_or_not_at_all_when_cut_short(
                              draw + b" " * (70000 - len(draw)))
     assert status == 413, body
     assert json.loads(body)["status"] == 413
+    assert version() == 0
+    status, body = _raw_post(server.port, path, token, "Transfer-Encoding: chunked\r\n",
+                             b"zz\r\n" + draw + b"\r\n0\r\n\r\n")
+    assert status == 400, body
+    assert json.loads(body)["detail"].startswith("the body could not be read: Invalid chunk")
     assert version() == 0
     chunked = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (draw[:9], draw[9:]))
     status, body = _raw_post(server.port, path, token, "Transfer-Encoding: chunked\r\n",

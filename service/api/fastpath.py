@@ -21,8 +21,9 @@ import flask
 import marshmallow as ma
 import orjson
 from flask import Request
+from gunicorn.http.errors import ParseException
 from webargs.core import is_json
-from werkzeug.exceptions import ClientDisconnected
+from werkzeug.exceptions import BadRequest, ClientDisconnected
 from werkzeug.utils import cached_property
 
 from service.api import schemas
@@ -100,21 +101,32 @@ class BodyRequest(flask.Request):
     move in it applied. Here a request with a ``Content-Length`` within
     ``MAX_CONTENT_LENGTH`` (every move a client sends) is read in one call of that many
     bytes, and one that ends sooner is refused as werkzeug refuses a client that went away
-    (``ClientDisconnected``, 400), changing nothing. Anything else (no length, chunked, over
-    the limit) takes werkzeug's stream, so the limit's 413 and chunked bodies are as before.
+    (``ClientDisconnected``, 400), changing nothing. A body without a length (chunked) is
+    read through werkzeug's stream, within the limit (413), and a malformed chunk is a 400
+    too (gunicorn's chunked reader raises its own parse error, which reached the app as a
+    500). Over the limit by its length, werkzeug's 413 as before.
     Measured with gunicorn's own body reader, reading a move takes 8 µs instead of 32."""
 
     @cached_property
     def stream(self) -> IO[bytes]:
         length, limit = self.content_length, self.max_content_length
-        if self.shallow or length is None or (limit is not None and length > limit):
-            stream: IO[bytes] = flask.Request.stream.fget(self)  # type: ignore[attr-defined]
-            return stream
-        data = self.environ["wsgi.input"].read(length) if length else b""
-        if len(data) != length:
-            raise ClientDisconnected(f"the body ended after {len(data)} of the {length} bytes "
-                                     "its Content-Length declares")
+        if self.shallow or (length is not None and limit is not None and length > limit):
+            return self._werkzeug_stream()  # shallow: werkzeug's error; too long: its 413
+        if length is None:  # chunked, or no body: read to its end, within the limit
+            try:
+                data = self._werkzeug_stream().read()
+            except ParseException as exc:  # gunicorn's chunked reader: a malformed chunk
+                raise BadRequest(f"the body could not be read: {exc}") from None
+        else:
+            data = self.environ["wsgi.input"].read(length) if length else b""
+            if len(data) != length:
+                raise ClientDisconnected(f"the body ended after {len(data)} of the {length} "
+                                         "bytes its Content-Length declares")
         return io.BytesIO(data)
+
+    def _werkzeug_stream(self) -> IO[bytes]:
+        stream: IO[bytes] = flask.Request.stream.fget(self)  # type: ignore[attr-defined]
+        return stream
 
 
 def move_body(req: Request) -> dict[str, Any] | None:

@@ -54,6 +54,16 @@ class Parser(FlaskParser):
         made: ma.Schema = super()._get_schema(argmap, req)
         return made
 
+    def load_json(self, req: Any, schema: ma.Schema) -> Any:
+        """webargs' JSON body, and a body nested too deeply for Python's JSON decoder
+        (about a thousand levels: it raises ``RecursionError``) refused as malformed like
+        any other, instead of an internal error."""
+        try:
+            return super().load_json(req, schema)
+        except RecursionError:
+            self._handle_invalid_json_error(
+                json.JSONDecodeError("nested too deeply", "[", 0), req)
+
     def parse(self, argmap: Any, req: Any = None, *, location: str | None = None,
               **kwargs: Any) -> Any:
         """The fast path of :mod:`service.api.fastpath` first (``POST …/moves``), else the
