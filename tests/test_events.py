@@ -451,6 +451,23 @@ def test_one_stream_slot_a_second_stream_is_503(sse_client: FlaskClient) -> None
         again.close()
 
 
+def test_a_stream_never_read_gives_its_slot_back(sse_client: FlaskClient) -> None:
+    """A HEAD of the stream, and a stream closed before its first byte, start no body; the
+    one stream slot is free again after each."""
+    game = match_game(sse_client)
+    game.ok(*MATCH[0])
+    for _ in range(3):
+        head = sse_client.head(f"{game.path}/events", headers=SSE)
+        assert head.status_code == 200 and head.data == b""
+        head.close()  # as the server closes every answer it has sent
+        sse_client.get(f"{game.path}/events", headers=SSE, buffered=False).close()
+    stream = open_stream(sse_client, game)
+    try:
+        assert [f["id"] for f in stream.moves_until(1)] == ["1"]
+    finally:
+        stream.close()
+
+
 def test_stream_auth_errors_come_before_the_stream(sse_client: FlaskClient) -> None:
     game, other = match_game(sse_client), match_game(sse_client)
     assert_problem(sse_client.get(f"{game.path}/events",

@@ -65,8 +65,11 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) 
                     time.sleep(POLL_SECONDS)
         except (StoreError, UnknownGame) as exc:
             yield f"event: error\ndata: {json.dumps({'detail': str(exc)})}\n\n"
-        finally:
-            slots.release()
 
-    return Response(generate(), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    response = Response(generate(), mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    # The slot is given back when the server closes the response, whether its body was
+    # read or not: a generator never started (a HEAD request, a client gone before the
+    # first byte) runs no ``finally`` when it is closed, and kept the slot for good.
+    response.call_on_close(slots.release)
+    return response
