@@ -285,6 +285,30 @@ def test_create_with_arranged_deals(client: FlaskClient) -> None:
     assert "6H" in answer["game"]["hand"]
 
 
+def test_a_view_read_again_at_the_same_version_is_304_not_modified(
+        client: FlaskClient) -> None:
+    game = Game(client, dealer=1, deals=[deal_a()])
+    me, seat = f"{game.path}/me", auth(game.tokens[0])
+    for path, headers in ((game.path, {}), (me, seat)):
+        first = client.get(path, headers=headers)
+        assert first.headers["ETag"] == '"0"'
+        for held in ('"0"', 'W/"0"', '"7", "0"', "*"):
+            again = client.get(path, headers={**headers, "If-None-Match": held})
+            assert again.status_code == 304, (path, held)
+            assert again.data == b"" and again.headers["ETag"] == '"0"'
+            assert again.headers.get("Cache-Control") == first.headers.get("Cache-Control")
+        assert client.get(path, headers={**headers, "If-None-Match": '"1"'}).get_json() \
+            == first.get_json()
+    # the seat view of another seat is not the one held: its token is checked first
+    assert_problem(client.get(me, headers={**auth("not-a-token"), "If-None-Match": '"0"'}),
+                   401)
+    game.ok(0, {"type": "draw", "source": "stock"})
+    for path, headers in ((game.path, {}), (me, seat)):
+        moved = client.get(path, headers={**headers, "If-None-Match": '"0"'})
+        assert moved.status_code == 200 and moved.headers["ETag"] == '"1"'
+        assert moved.get_json()["version"] == 1
+
+
 def test_arranged_deal_accepts_10_for_t_and_answers_canonical_codes(
         client: FlaskClient) -> None:
     deal = deal_a()

@@ -152,6 +152,14 @@ def _problems(*statuses: int) -> Any:
     return decorate
 
 
+_IF_NONE_MATCH = {"in": "header", "name": "If-None-Match", "required": False,
+                  "schema": {"type": "string"},
+                  "description": 'the `ETag` of a view read before (`"<version>"`): the '
+                                 "answer is `304 Not Modified` while it is still current"}
+_NOT_MODIFIED = ('Not Modified: `If-None-Match` names the current version (`"<version>"`, '
+                 "as the `ETag` of the last answer said); no body")
+
+
 def _referee() -> Referee:
     referee: Referee = current_app.extensions["referee"]
     return referee
@@ -189,6 +197,20 @@ def _if_match(value: str | None) -> int | None:
 
 def _view_answer(answer: Answer, private: bool = False) -> Response:
     return _json(answer.body, version=answer.version, private=private, raw=answer.raw)
+
+
+def _read_view(answer: Answer, private: bool = False) -> Response:
+    """A view read with ``GET``: ``304 Not Modified`` (no body) when ``If-None-Match``
+    already names its version, else the view. A view changes only with the version (for a
+    seat view, with the version and the seat, which the token fixes), so a client that
+    polls sends the ``ETag`` it holds and reads again only after a move."""
+    if request.if_none_match.contains_weak(str(answer.version)):
+        resp = Response(status=304)
+        resp.headers["ETag"] = f'"{answer.version}"'
+        if private:
+            resp.headers["Cache-Control"] = "no-store"
+        return resp
+    return _view_answer(answer, private)
 
 
 # ---------------------------------------------------------------------------------------
@@ -238,24 +260,29 @@ def _bad_field(field: str, message: str) -> Problem:
 
 @blp.route("/games/<game_id>")
 class Game(MethodView):
+    @blp.doc(parameters=[_IF_NONE_MATCH])
     @blp.response(200, schemas.PublicViewSchema,
                   headers={"ETag": {"schema": {"type": "string"},
                                     "description": 'the version, "<version>"'}})
+    @blp.alt_response(304, description=_NOT_MODIFIED)
     @_problems(404)
     def get(self, game_id: str) -> Response:
         """The public view: everything anyone may see, no hidden card."""
-        return _view_answer(_referee().public(game_id))
+        return _read_view(_referee().public(game_id))
 
 
 @blp.route("/games/<game_id>/me")
 class Me(MethodView):
-    @blp.doc(security=SEAT_AUTH)
-    @blp.response(200, schemas.SeatViewSchema)
+    @blp.doc(security=SEAT_AUTH, parameters=[_IF_NONE_MATCH])
+    @blp.response(200, schemas.SeatViewSchema,
+                  headers={"ETag": {"schema": {"type": "string"},
+                                    "description": 'the version, "<version>"'}})
+    @blp.alt_response(304, description=_NOT_MODIFIED)
     @_problems(401, 403, 404)
     def get(self, game_id: str) -> Response:
         """The seat view: the public view plus the caller's hand."""
-        return _view_answer(_referee().seat(game_id, _bearer(), security.game_meter()),
-                            private=True)
+        return _read_view(_referee().seat(game_id, _bearer(), security.game_meter()),
+                          private=True)
 
 
 @blp.route("/games/<game_id>/moves")
