@@ -152,6 +152,7 @@ def _problems(*statuses: int) -> Any:
     return decorate
 
 
+_ETAG = {"ETag": {"schema": {"type": "string"}, "description": 'the version, "<version>"'}}
 _IF_NONE_MATCH = {"in": "header", "name": "If-None-Match", "required": False,
                   "schema": {"type": "string"},
                   "description": 'the `ETag` of a view read before (`"<version>"`): the '
@@ -262,8 +263,7 @@ def _bad_field(field: str, message: str) -> Problem:
 class Game(MethodView):
     @blp.doc(parameters=[_IF_NONE_MATCH])
     @blp.response(200, schemas.PublicViewSchema,
-                  headers={"ETag": {"schema": {"type": "string"},
-                                    "description": 'the version, "<version>"'}})
+                  headers=_ETAG)
     @blp.alt_response(304, description=_NOT_MODIFIED)
     @_problems(404)
     def get(self, game_id: str) -> Response:
@@ -275,8 +275,7 @@ class Game(MethodView):
 class Me(MethodView):
     @blp.doc(security=SEAT_AUTH, parameters=[_IF_NONE_MATCH])
     @blp.response(200, schemas.SeatViewSchema,
-                  headers={"ETag": {"schema": {"type": "string"},
-                                    "description": 'the version, "<version>"'}})
+                  headers=_ETAG)
     @blp.alt_response(304, description=_NOT_MODIFIED)
     @_problems(401, 403, 404)
     def get(self, game_id: str) -> Response:
