@@ -43,3 +43,4 @@ def test_the_curl_walkthrough_runs_against_the_served_app(
         assert "(422, 'NOT_YOUR_TURN', 'C-TURN')" in lines
         assert lines[-1] == "('finished', [0, 50], [1])"
         assert "['discard', 'hand_end', 'game_end']" in lines
+        assert "304" in lines
