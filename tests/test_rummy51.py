@@ -33,6 +33,7 @@ from service.rules import (
     public_view,
 )
 from service.rules.cards import standard_deck
+from service.rules.legal import legal_moves
 from service.rules.melds import MeldError
 from service.rules.moves import (
     Discard,
@@ -45,6 +46,7 @@ from service.rules.moves import (
     TakeFromMeld,
 )
 from service.rules.ruleset import resolve_rules
+from service.rules.state import TableMeld
 
 DECK = standard_deck(2, 4)
 COPIES = Counter(DECK)
@@ -1118,6 +1120,77 @@ def test_swap_after_which_the_joker_could_not_go_back(rules: dict[str, Any],
     state, _ = play(state, (1, "swap m2 6D"))
     state, events = play(state, (1, "lay m3 JK"))
     assert hand_end(events)["went_out"] == 1
+
+
+def on_the_table(hand1: str, melds: Sequence[tuple[int, str]],
+                 rules: dict[str, Any] | None = None, discard: str = "") -> GameState:
+    """R51, both seats opened, ``melds`` ((owner, cards), read by the engine) on the table,
+    seat 1 to play holding ``hand1`` (to draw when ``discard`` is the pile, else to meld);
+    every other card in seat 0's hand or the stock."""
+    state = start(R51, [None, None], rules=rules).copy()
+    pool = Counter(state.stock) + Counter(state.hands[0]) + Counter(state.hands[1])
+    look = shape(R51, rules)
+    for number, (owner, text) in enumerate(melds, start=1):
+        meld = check_meld([Piece(c) for c in cards(text)], look)
+        pool -= Counter(meld.cards)
+        state.melds.append(TableMeld(f"m{number}", owner, meld.kind, list(meld.cards),
+                                     list(meld.idents), meld.start, meld.points))
+    state.meld_seq = len(melds)
+    state.hands[1], state.discard = cards(hand1), cards(discard)
+    pool -= Counter(state.hands[1]) + Counter(state.discard)
+    rest = list(pool.elements())
+    state.hands[0], state.stock = rest[:13], rest[13:]
+    state.melded = [True, True]
+    state.turn, state.phase = 1, "draw" if discard else "play"
+    state.reset_turn()
+    check_conservation(state)
+    return state
+
+
+@pytest.mark.parametrize("discard_to_go_out", [True, False])
+def test_a_second_swap_whose_jokers_could_not_both_go_back_is_refused(
+        discard_to_go_out: bool) -> None:
+    """R51-SWAP with two swapped jokers pending: each must go back before the discard. Here
+    one place takes a joker (8S on the own run m3: the sets are full, a meld holds one
+    wild, and no meld of the hand holds two), so after the second swap the turn could not
+    end; the swap is refused. Random play found the swap taken, and the seat left with no
+    legal move at all."""
+    state = on_the_table("TC 9C KH JS", [(0, "TS TH TD JK"), (0, "9S 9H 9D JK"),
+                                         (1, "AS 2S 3S 4S 5S 6S 7S")],
+                         rules={"must_discard_to_go_out": discard_to_go_out})
+    state, _ = play(state, (1, "swap m1 TC"))
+    assert_refused(state, 1, "swap m2 9C",
+                   (Code.JOKER_NOT_USED, "R51-SWAP",
+                    "after this, the swapped jokers could no longer all go back on the table "
+                    "this turn"))
+    assert legal_moves(state, 1).moves == [
+        {"type": "lay_off", "meld_id": "m3", "cards": ["JK"], "end": "high"}]
+    state, _ = play(state, (1, "lay m3 JK @high"), (1, "discard KH"))
+    assert state.turn == 0
+
+
+def test_a_swap_whose_joker_and_the_taken_discard_need_the_same_place_is_refused() -> None:
+    """R51-DRAW and R51-SWAP together: 8S, taken from the discard pile, and the joker a swap
+    would take both fit only the set of eights (8H 8D 8C: it takes one more card), each on
+    its own but not both; so the swap is refused, and the turn goes on without it."""
+    state = on_the_table("TC KH JS", [(0, "TS TH TD JK"), (1, "8H 8D 8C")], discard="8S")
+    state, _ = play(state, (1, "draw discard"))
+    assert_refused(state, 1, "swap m1 TC",
+                   (Code.JOKER_NOT_USED, "R51-SWAP",
+                    "after this, 8S (taken from the discard pile) and the swapped joker(s) "
+                    "could no longer all go on the table this turn"))
+    state, _ = play(state, (1, "lay m2 8S"), (1, "discard JS"))
+    assert state.turn == 0
+
+
+def test_two_swapped_jokers_with_a_place_each_may_both_be_taken() -> None:
+    """The same two swaps with a second place for a joker (seat 1's own set of kings): both
+    are taken, both jokers go back, and the turn ends."""
+    state = on_the_table("TC 9C KH JS", [(0, "TS TH TD JK"), (0, "9S 9H 9D JK"),
+                                         (1, "AS 2S 3S 4S 5S 6S 7S"), (1, "KS KD KC")])
+    state, _ = play(state, (1, "swap m1 TC"), (1, "swap m2 9C"), (1, "lay m3 JK @high"),
+                    (1, "lay m4 JK"), (1, "discard JS"))
+    assert meld_of(state, "m4")[2:4] == (["KS", "KD", "KC", "JK"], ["KS", "KD", "KC", "KH"])
 
 
 def test_swap_either_copy() -> None:

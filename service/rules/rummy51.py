@@ -171,6 +171,25 @@ class Rummy51Rules(VariantRules):
 
     def check_obligations(self, turn: Turn) -> None:
         s = turn.state
+        jokers = 0 if s.joker_floor is None else turn.hand.count(JOKER) - s.joker_floor
+        pending = Counter({JOKER: jokers}) if jokers > 0 else Counter[str]()
+        if turn.taken_pending() and s.taken is not None:
+            pending[s.taken] += 1
+        if turn.opened and pending.total() > 1:
+            # several cards to place (swapped jokers, the taken discard): a place one of
+            # them takes is gone for the others, so they are placed together
+            table = [(m.owner, meld_from_table(m.kind, m.cards, m.idents, m.start, turn.shape))
+                     for m in s.melds]
+            if not self._places_all(turn, list(turn.hand), pending, table):
+                if len(pending) == 1:  # jokers only
+                    raise Violation(Code.JOKER_NOT_USED, "R51-SWAP",
+                                    N_("after this, the swapped jokers could no longer all go "
+                                       "back on the table this turn"))
+                raise Violation(Code.JOKER_NOT_USED, "R51-SWAP",
+                                N_("after this, {card} (taken from the discard pile) and the "
+                                   "swapped joker(s) could no longer all go on the table this "
+                                   "turn"), card=s.taken)
+            return
         if turn.taken_pending() and s.taken is not None and not self._can_use(
                 turn, turn.hand, s.taken, need_points=0):
             raise Violation(Code.DISCARD_NOT_USED, "R51-DRAW",
@@ -230,7 +249,7 @@ class Rummy51Rules(VariantRules):
         """``(meld id, melding points added)`` for each table meld ``card`` can go on."""
         accept = self.reading_filter(turn)
         for target in turn.state.melds:
-            if card == JOKER and target.kind == "run" and target.owner != turn.seat:
+            if self._joker_barred(turn, target.owner, target.kind, card):
                 continue
             current = meld_from_table(target.kind, target.cards, target.idents, target.start,
                                       turn.shape)
@@ -239,6 +258,42 @@ class Rummy51Rules(VariantRules):
             except MeldError:
                 continue
             yield target.id, extended.points - current.points
+
+    @staticmethod
+    def _joker_barred(turn: Turn, owner: int, kind: str, card: str) -> bool:
+        """R51-JOKER-OPP: a joker may not be laid off on an opponent's run."""
+        return card == JOKER and kind == "run" and owner != turn.seat
+
+    def _places_all(self, turn: Turn, hand: list[str], pending: Counter[str],
+                    table: list[tuple[int, Meld]]) -> bool:
+        """Could every card of ``pending`` (in ``hand``) still go on the table this turn, by
+        lay-offs on ``table`` ((owner, meld) pairs, grown as cards go on) and new melds of
+        the hand? Constructive, one pending card at a time: for an opened player with more
+        than one card to place (swapped jokers, and the card taken from the discard pile)."""
+        card = next(iter(+pending), None)
+        if card is None:
+            return True
+        keep = 1 if turn.rules.must_discard_to_go_out else 0
+        accept = self.reading_filter(turn)
+        rest = pending - Counter({card: 1})
+        if len(hand) - 1 >= keep:
+            for i, (owner, meld) in enumerate(table):
+                if self._joker_barred(turn, owner, meld.kind, card):
+                    continue
+                try:
+                    grown = extend_meld(meld, (Piece(card),), turn.shape, accept=accept)
+                except MeldError:
+                    continue
+                if self._places_all(turn, remove(hand, [card]), rest,
+                                    [*table[:i], (owner, grown), *table[i + 1:]]):
+                    return True
+        for meld in self._candidates(turn, hand):
+            if card in meld.cards and len(hand) - len(meld.cards) >= keep and \
+                    self._places_all(turn, remove(hand, meld.cards),
+                                     pending - Counter(meld.cards),
+                                     [*table, (turn.seat, meld)]):
+                return True
+        return False
 
     def _can_use(self, turn: Turn, hand: Sequence[str], card: str, need_points: int) -> bool:
         """Could ``card`` (in ``hand``) still go on the table this turn, with
