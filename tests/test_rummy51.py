@@ -1183,6 +1183,21 @@ def test_a_swap_whose_joker_and_the_taken_discard_need_the_same_place_is_refused
     assert state.turn == 0
 
 
+def test_a_swap_after_the_taken_joker_went_down_counts_the_new_joker_once() -> None:
+    """R51-DRAW and R51-SWAP on one card: the joker taken from the discard pile goes down,
+    then a swap brings a joker back into the hand. Either rule now asks for that one joker
+    to go back (the jokers are alike), and it has a place (the set of fives): the swap is
+    taken. (Counting it once per rule asked for two jokers from a hand holding one: the
+    swap was refused, or, in random play, the check raised an internal error.)"""
+    state = on_the_table("9C 4S 6H", [(0, "9S 9H 9D JK"), (1, "JS QS KS"), (1, "5H 5D 5C")],
+                         discard="JK")
+    state, _ = play(state, (1, "draw discard"), (1, "lay m2 JK @low"), (1, "swap m1 9C"))
+    assert state.hands[1].count("JK") == 1
+    assert {"type": "lay_off", "meld_id": "m3", "cards": ["JK"]} in legal_moves(state, 1).moves
+    state, _ = play(state, (1, "lay m3 JK"), (1, "discard 6H"))
+    assert state.turn == 0
+
+
 def test_two_swapped_jokers_with_a_place_each_may_both_be_taken() -> None:
     """The same two swaps with a second place for a joker (seat 1's own set of kings): both
     are taken, both jokers go back, and the turn ends."""

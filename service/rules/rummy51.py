@@ -171,10 +171,15 @@ class Rummy51Rules(VariantRules):
 
     def check_obligations(self, turn: Turn) -> None:
         s = turn.state
-        jokers = 0 if s.joker_floor is None else turn.hand.count(JOKER) - s.joker_floor
-        pending = Counter({JOKER: jokers}) if jokers > 0 else Counter[str]()
+        # the copies of each card that must leave the hand: the swapped jokers, and the card
+        # taken from the discard pile (a joker taken so counts once with the swapped ones)
+        pending = Counter[str]()
+        if s.joker_floor is not None:
+            pending[JOKER] = turn.hand.count(JOKER) - s.joker_floor
         if turn.taken_pending() and s.taken is not None:
-            pending[s.taken] += 1
+            pending[s.taken] = max(pending[s.taken],
+                                   turn.hand.count(s.taken) - s.taken_before)
+        pending = +pending
         if turn.opened and pending.total() > 1:
             # several cards to place (swapped jokers, the taken discard): a place one of
             # them takes is gone for the others, so they are placed together
