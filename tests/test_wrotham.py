@@ -36,6 +36,7 @@ from service.rules import (
 )
 from service.rules.cards import standard_deck
 from service.rules.engine import SetupError, meld_shape
+from service.rules.legal import legal_moves
 from service.rules.melds import Piece
 from service.rules.moves import Discard, Draw, LayOff, MeldMove, Move, SwapJoker
 from service.rules.ruleset import WROTHAM, default_rules, resolve_rules
@@ -292,6 +293,25 @@ def test_joker_exchange(setup: str, move: SwapJoker, meld: str, idents: list[str
 def test_joker_exchange_refused(setup: str, seat: int, move: SwapJoker, code: Code, rule: str,
                                 drawn: bool) -> None:
     refused(swap_state(setup, drawn), seat, move, code, rule)
+
+
+def test_a_swap_that_would_leave_only_the_card_taken_from_the_pile_is_refused() -> None:
+    """C-DISCARD-BACK after WROTHAM-SWAP: seat 1 takes seat 0's discarded joker, melds it,
+    and holds 6H, the card m1's joker stands for. The swap would leave it holding only a
+    joker, which it may not discard (a joker was just taken from the pile) nor lay off (it
+    must keep a card to discard): a turn that could not end, so the swap is refused and
+    the turn ends with 6H. (Random play found the swap taken and the seat with no legal
+    move left.)"""
+    deal = arrange([["5H", "JK", "7H", "9S", "9D", "9C", "JK", "KD"],
+                    ["6H", "2C", "3C", "TS", "JS", "QS", "KS"]])
+    state = game([deal], rules={"must_discard_to_go_out": True})
+    state = ok(state, 0, melds("5H JK 7H", "9S 9D 9C"), Discard("JK"))
+    state = ok(state, 1, Draw("discard"), melds("2C 3C JK", "TS JS QS KS"))
+    assert state.hands[1] == ["6H"]
+    refused(state, 1, SwapJoker("m1", "6H"), Code.DISCARD_TAKEN_CARD, "C-DISCARD-BACK")
+    assert legal_moves(state, 1).moves == [{"type": "discard", "card": "6H"}]
+    state = ok(state, 1, Discard("6H"))
+    assert state.hand_number == 2
 
 
 def test_no_joker_in_the_meld() -> None:

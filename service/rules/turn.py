@@ -246,13 +246,16 @@ class Turn:
                             N_("not in your hand: {cards}"), cards=", ".join(missing))
 
     def check_leaves(self, used: Sequence[str]) -> None:
-        """A meld or lay-off must leave a hand that can still end the turn."""
+        """A meld, lay-off or joker swap must leave a hand that can still end the turn: a
+        card to discard when going out needs one, and not only copies of the card taken
+        from the discard pile, which may not be discarded (C-DISCARD-BACK)."""
         left = remove(self.hand, used)
         if not left and self.rules.must_discard_to_go_out:
             raise Violation(Code.MUST_DISCARD_TO_GO_OUT, f"{self.vr.rule_prefix}-OUT",
                             N_("this would leave no card to discard; keep one to go out"))
         taken = self.state.taken
-        if taken is not None and left == [taken] and self.state.taken_before == 0:
+        if taken is not None and left and left.count(taken) == len(left) \
+                and self.state.taken_before == 0:
             raise Violation(Code.DISCARD_TAKEN_CARD, "C-DISCARD-BACK",
                             N_("this would leave only {card}, taken from the discard pile "
                                "this turn, which may not be discarded: put it on the table "

@@ -139,6 +139,7 @@ class WrothamRules(VariantRules):
         s.turn_tabled = True
         turn.events.append({"type": "swap_joker", "seat": turn.seat, "meld_id": target.id,
                             "card": move.card, "meld": target.public()})
+        turn.check_leaves([])  # a joker taken from the pile and melded, then one swapped in
 
     @staticmethod
     def _swap_index(target: TableMeld, card: str) -> int:
