@@ -1,0 +1,39 @@
+"""The engine fuzzer (tests/fuzz_rules.py), briefly: random games of every variant played by
+the legal-move listing find nothing wrong, and the fuzzer does report what is wrong."""
+
+from __future__ import annotations
+
+from random import Random
+
+import pytest
+from fuzz_rules import Report, fuzz, play_game
+
+from service.rules import legal
+from service.rules.legal import LegalMoves
+from service.rules.ruleset import VARIANTS
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_random_games_played_by_the_listing_find_nothing_wrong(variant: str) -> None:
+    report = Report()
+    rng = Random(variant)
+    for _ in range(2):
+        play_game(VARIANTS[variant], rng, report, max_moves=150)
+    assert report.problems == []
+    assert report.games == 2 and report.moves >= 100
+
+
+def test_the_fuzzer_reports_a_seat_left_without_a_legal_move(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(legal, "legal_moves",
+                        lambda state, seat, limit=500: LegalMoves(seat=seat, your_turn=True))
+    report = fuzz(seed=1, seconds=5)
+    assert report.problems and "has no legal move" in report.problems[0]
+
+
+def test_the_fuzzer_reports_a_listed_move_the_engine_refuses(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(legal, "legal_moves", lambda state, seat, limit=500: LegalMoves(
+        seat=seat, your_turn=True, moves=[{"type": "lay_off", "meld_id": "m999", "cards": ["AS"]}]))
+    report = fuzz(seed=1, seconds=5)
+    assert report.problems and "refused" in report.problems[0]
