@@ -183,9 +183,7 @@ class Rummy51Rules(VariantRules):
         if turn.opened and pending.total() > 1:
             # several cards to place (swapped jokers, the taken discard): a place one of
             # them takes is gone for the others, so they are placed together
-            table = [(m.owner, meld_from_table(m.kind, m.cards, m.idents, m.start, turn.shape))
-                     for m in s.melds]
-            if not self._places_all(turn, list(turn.hand), pending, table):
+            if not self._places_all(turn, list(turn.hand), pending, self._table(turn)):
                 if len(pending) == 1:  # jokers only
                     raise Violation(Code.JOKER_NOT_USED, "R51-SWAP",
                                     N_("after this, the swapped jokers could no longer all go "
@@ -252,22 +250,28 @@ class Rummy51Rules(VariantRules):
 
     def _lay_off_points(self, turn: Turn, card: str) -> Iterator[tuple[str, int]]:
         """``(meld id, melding points added)`` for each table meld ``card`` can go on."""
-        accept = self.reading_filter(turn)
-        for target in turn.state.melds:
-            if self._joker_barred(turn, target.owner, target.kind, card):
-                continue
-            current = meld_from_table(target.kind, target.cards, target.idents, target.start,
-                                      turn.shape)
-            try:
-                extended = extend_meld(current, (Piece(card),), turn.shape, accept=accept)
-            except MeldError:
-                continue
-            yield target.id, extended.points - current.points
+        table = self._table(turn)
+        for i, grown in self._lay_offs(turn, table, card):
+            yield turn.state.melds[i].id, grown.points - table[i][1].points
 
     @staticmethod
-    def _joker_barred(turn: Turn, owner: int, kind: str, card: str) -> bool:
-        """R51-JOKER-OPP: a joker may not be laid off on an opponent's run."""
-        return card == JOKER and kind == "run" and owner != turn.seat
+    def _table(turn: Turn) -> list[tuple[int, Meld]]:
+        """The table's melds as ``(owner, meld)`` pairs, as the lay-off helpers read them."""
+        return [(m.owner, meld_from_table(m.kind, m.cards, m.idents, m.start, turn.shape))
+                for m in turn.state.melds]
+
+    def _lay_offs(self, turn: Turn, table: Sequence[tuple[int, Meld]], card: str
+                  ) -> Iterator[tuple[int, Meld]]:
+        """``(index, meld grown)`` for each meld of ``table`` that ``card`` alone can go on
+        (the turn's reading filter; R51-JOKER-OPP: no joker on an opponent's run)."""
+        accept = self.reading_filter(turn)
+        for i, (owner, meld) in enumerate(table):
+            if card == JOKER and meld.kind == "run" and owner != turn.seat:
+                continue
+            try:
+                yield i, extend_meld(meld, (Piece(card),), turn.shape, accept=accept)
+            except MeldError:
+                continue
 
     def _places_all(self, turn: Turn, hand: list[str], pending: Counter[str],
                     table: list[tuple[int, Meld]]) -> bool:
@@ -279,18 +283,11 @@ class Rummy51Rules(VariantRules):
         if card is None:
             return True
         keep = 1 if turn.rules.must_discard_to_go_out else 0
-        accept = self.reading_filter(turn)
         rest = pending - Counter({card: 1})
         if len(hand) - 1 >= keep:
-            for i, (owner, meld) in enumerate(table):
-                if self._joker_barred(turn, owner, meld.kind, card):
-                    continue
-                try:
-                    grown = extend_meld(meld, (Piece(card),), turn.shape, accept=accept)
-                except MeldError:
-                    continue
+            for i, grown in self._lay_offs(turn, table, card):
                 if self._places_all(turn, remove(hand, [card]), rest,
-                                    [*table[:i], (owner, grown), *table[i + 1:]]):
+                                    [*table[:i], (table[i][0], grown), *table[i + 1:]]):
                     return True
         for meld in self._candidates(turn, hand):
             if card in meld.cards and len(hand) - len(meld.cards) >= keep and \
