@@ -169,6 +169,12 @@ def _referee() -> Referee:
 def _json(body: Any, status: int = 200, *, version: int | None = None,
           private: bool = False, raw: bytes | None = None) -> Response:
     resp = Response(raw if raw is not None else json.dumps(body), status=status, mimetype=JSON)
+    return _view_headers(resp, version, private)
+
+
+def _view_headers(resp: Response, version: int | None, private: bool) -> Response:
+    """``resp`` with a view's ``ETag`` (its version) and, for a seat's own view,
+    ``Cache-Control: no-store``."""
     if version is not None:
         resp.headers["ETag"] = f'"{version}"'
     if private:
@@ -206,11 +212,7 @@ def _read_view(answer: Answer, private: bool = False) -> Response:
     seat view, with the version and the seat, which the token fixes), so a client that
     polls sends the ``ETag`` it holds and reads again only after a move."""
     if request.if_none_match.contains_weak(str(answer.version)):
-        resp = Response(status=304)
-        resp.headers["ETag"] = f'"{answer.version}"'
-        if private:
-            resp.headers["Cache-Control"] = "no-store"
-        return resp
+        return _view_headers(Response(status=304), answer.version, private)
     return _view_answer(answer, private)
 
 
