@@ -3,14 +3,23 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from random import Random
+from typing import Any
 
 import pytest
 from bot import choose_move
+from test_dummy import game
 
-from service.rules import Violation, apply, new_game
+from service.rules import GameState, Violation, apply, new_game
+from service.rules.cards import remove
+from service.rules.compound import find_contract
+from service.rules.dummy import DummyRules, read_as
+from service.rules.engine import shape_of
 from service.rules.legal import compound_action
-from service.rules.moves import move_from_dict
+from service.rules.melds import Piece
+from service.rules.moves import Draw, move_from_dict
+from service.rules.search import candidate_melds
 
 
 @pytest.mark.parametrize(("variant", "kind", "rule", "rules"), [
@@ -39,3 +48,75 @@ def test_compound_examples_are_accepted(variant: str, kind: str, rule: str,
             except Violation:
                 continue
     assert found > 0
+
+
+# ---------------------------------------------------------------------------------------
+# A Dummy contract is found whenever the hand holds one
+
+
+def _holds_a_contract(state: GameState, seat: int) -> bool:
+    """Whether the seat's hand holds its contract, leaving a card: every meld of the hand
+    (the meld search is checked against trying every multiset, in test_melds), tried in
+    every order without a bound."""
+    shape = shape_of(state)
+    needs = DummyRules.current(state, seat).needs
+    melds = candidate_melds(state.hands[seat], shape)
+
+    def holds(i: int, left: list[str]) -> bool:
+        if i == len(needs):
+            return bool(left)
+        for meld in melds:
+            if len(meld.cards) < needs[i].size or not Counter(meld.cards) <= Counter(left):
+                continue
+            if read_as([Piece(c) for c in meld.cards], shape, needs[i].kind) is not None \
+                    and holds(i + 1, remove(left, meld.cards)):
+                return True
+        return False
+
+    return holds(0, list(state.hands[seat]))
+
+
+def _on_contract(hand: str, number: int, drawn: str, rules: dict[str, Any] | None = None
+                 ) -> GameState:
+    state = game([hand.split()], stock_top=[drawn], rules=rules)
+    state.var["contract"][0] = number
+    state, _ = apply(state, 0, Draw("stock"), Random(0))
+    return state
+
+
+@pytest.mark.parametrize(("hand", "number", "drawn"), [
+    pytest.param("5H 6S 7H 8C 5D 6C 7S 8D", 4, "KD", id="two runs of mixed suits"),
+    pytest.param("2D 2H 2S 4D 5D 5S 6C 7C 7D 9C AS KC QH", 6, "TD",
+                 id="three wilds, each wanted in its place"),
+])
+def test_a_contract_the_search_used_to_miss_is_offered(hand: str, number: int,
+                                                       drawn: str) -> None:
+    """DUMMY-CONTRACTS: one card per rank in runs of mixed suits, and a bound reached
+    before the melds sparing the wilds were tried, left these contracts unfound."""
+    state = _on_contract(hand, number, drawn)
+    compound = compound_action(state, 0)
+    assert compound is not None and compound["exists"], compound
+    after, _ = apply(state, 0, move_from_dict(compound["example"]), Random(0))
+    assert after.melded[0]
+
+
+@pytest.mark.parametrize("run_same_suit", [False, True])
+def test_a_contract_is_found_exactly_when_the_hand_holds_one(run_same_suit: bool) -> None:
+    """DUMMY-CONTRACTS over random hands and contracts: the compound example exists
+    exactly when the hand holds the contract, and is accepted."""
+    rng = Random(11)
+    holding = 0
+    for _ in range(40):
+        state, _ = new_game("dummy", ["a", "b", "c"], {"run_same_suit": run_same_suit},
+                            rng=Random(rng.random()))
+        seat = state.turn
+        state.var["contract"][seat] = rng.randint(1, 12)
+        state, _ = apply(state, seat, Draw("stock"), Random(0))
+        expected = _holds_a_contract(state, seat)
+        found = find_contract(state, seat)
+        assert (found is not None) == expected, (state.var["contract"][seat],
+                                                 state.hands[seat])
+        if found is not None:
+            holding += 1
+            apply(state, seat, found, Random(0))  # accepted: no Violation
+    assert holding >= 5  # the random hands held contracts often enough to tell

@@ -499,8 +499,10 @@ _SEARCH_SHAPES = {
     for name, extra in (("basic", {}), ("rummy51", {}), ("dummy", {}), ("wrotham", {}),
                         ("lebanese14", {}))
 } | {
-    "dummy, mixed suits": meld_shape(find_variant("dummy"), Rules.of(
-        {**default_rules(find_variant("dummy")), "run_same_suit": False})),
+    "dummy, runs of one suit": meld_shape(find_variant("dummy"), Rules.of(
+        {**default_rules(find_variant("dummy")), "run_same_suit": True})),
+    "rummy51, up to 8 jokers a meld": meld_shape(find_variant("rummy51"), Rules.of(
+        {**default_rules(find_variant("rummy51")), "max_wilds_per_meld": 8})),
     "basic, ace high or low": meld_shape(find_variant("basic"), Rules.of(
         {**default_rules(find_variant("basic")), "ace": "high_or_low"})),
     "basic, around": meld_shape(find_variant("basic"), Rules.of(
@@ -516,3 +518,54 @@ def test_candidate_melds_use_only_cards_the_hand_holds(name: str, hand: list[str
     held = Counter(hand)
     for meld in candidate_melds(hand, _SEARCH_SHAPES[name]):
         assert Counter(meld.cards) <= held, (meld.cards, hand)
+
+
+def _every_meld(hand: list[str], shape: MeldShape) -> set[tuple[str, ...]]:
+    """Every multiset of the hand's cards that :func:`check_meld` reads as a meld, by
+    trying them all."""
+    found = set()
+    items = sorted(Counter(hand).items())
+    for counts in itertools.product(*(range(n + 1) for _, n in items)):
+        cards = [c for (c, _), k in zip(items, counts, strict=True) for _ in range(k)]
+        if len(cards) < 3:
+            continue
+        try:
+            check_meld([Piece(c) for c in cards], shape)
+        except MeldError:
+            continue
+        found.add(tuple(cards))
+    return found
+
+
+@settings(max_examples=250, deadline=None)
+@given(name=st.sampled_from(sorted(_SEARCH_SHAPES)),
+       hand=st.lists(st.sampled_from(sorted(set(find_variant("rummy51").deck()))),
+                     min_size=3, max_size=10),
+       sizes=st.none() | st.frozensets(st.integers(3, 10), min_size=1))
+def test_candidate_melds_are_every_meld_of_the_hand(name: str, hand: list[str],
+                                                    sizes: frozenset[int] | None) -> None:
+    """The search misses no meld: a hand's melds, by card multiset, are exactly those
+    found by trying every multiset of its cards (the wilds of a hand differ: a joker and
+    2s of different suits; runs of mixed suits take any card of a rank; a natural between
+    two others may be left out for a wild), of the sizes asked for."""
+    shape = _SEARCH_SHAPES[name]
+    found = [tuple(sorted(m.cards)) for m in candidate_melds(hand, shape, sizes)]
+    assert len(found) == len(set(found))
+    every = {m for m in _every_meld(hand, shape) if sizes is None or len(m) in sizes}
+    assert set(found) == every
+
+
+@pytest.mark.parametrize(("name", "hand", "meld"), [
+    pytest.param("dummy", "5H 6S 6C 7H", "5H 6S 7H", id="DUMMY-RUN either six"),
+    pytest.param("dummy", "3H 3S 2S 2C", "3H 3S 2C", id="DUMMY-WILDS either 2"),
+    pytest.param("dummy, runs of one suit", "2S 2C 3S 4S", "2C 3S 4S",
+                 id="DUMMY-WILDS the second 2 as the wild"),
+    pytest.param("rummy51, up to 8 jokers a meld", "5H 6H 7H 8H JK JK", "5H 8H JK JK",
+                 id="R51-WILDS two naturals left out"),
+])
+def test_candidate_melds_found_once_missed(name: str, hand: str, meld: str) -> None:
+    """Melds the search used to miss (one card per rank in mixed runs, the first wilds
+    only, one natural at most left out)."""
+    found = {tuple(sorted(m.cards)) for m in candidate_melds(hand.split(),
+                                                              _SEARCH_SHAPES[name])}
+    assert tuple(sorted(meld.split())) in found

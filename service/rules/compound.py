@@ -5,10 +5,13 @@ search is constructive and bounded, so None means none was found."""
 
 from __future__ import annotations
 
-from service.rules.cards import remove
-from service.rules.dummy import DummyRules, read_as
+from collections import Counter
+from collections.abc import Callable
+
+from service.rules.cards import JOKER, remove
+from service.rules.dummy import DummyRules, Need, read_as
 from service.rules.engine import shape_of
-from service.rules.melds import Meld, Piece
+from service.rules.melds import Meld, MeldShape, Piece
 from service.rules.moves import MeldMove
 from service.rules.search import candidate_melds
 from service.rules.state import GameState
@@ -20,52 +23,75 @@ def melds_move(melds: list[Meld]) -> MeldMove:
     return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in melds))
 
 
-def find_contract(state: GameState, seat: int,
-                  melds: list[Meld] | None = None) -> MeldMove | None:
+def _blind(shape: MeldShape) -> Callable[[str], str]:
+    """Where suits do not matter to a meld (runs of mixed suits, sets of any suits:
+    DUMMY-RUN, DUMMY-SET), every card of a rank is as good as another, and every 2 (wild,
+    or a natural 2) too: one code per rank stands for them all, so that the search does
+    not try each choice of suits. Else each card stands for itself."""
+    if shape.run_same_suit or shape.set_distinct_suits:
+        return lambda card: card
+    return lambda card: card if card == JOKER else card[0] + "S"
+
+
+def find_contract(state: GameState, seat: int) -> MeldMove | None:
     """Dummy: melds of the hand that make up the seat's contract, leaving a card to
-    discard (``melds``: every meld of the hand, when the caller has searched already)."""
+    discard.
+
+    The contract's sizes are minimums, and a longer meld holds one of the size asked in its
+    own cards (a set's cards of that number with a natural among them; a run's places of
+    that number around a natural), so melds of exactly those sizes are searched for.
+    Depth-first over the contract's melds, largest first, each drawn from the hand's melds
+    that read as its kind, those with fewer wild cards first (the cards contracts run
+    short of); a meld asked for twice is chosen in the order of the list (the same pairs
+    are not tried both ways round), and a meld is not tried when the cards left could not
+    hold the melds still to come and a card to discard.
+    """
     shape = shape_of(state)
     hand = state.hands[seat]
-    needs = sorted(DummyRules.current(state, seat).needs, key=lambda n: -n.size)
-    kinds: dict[tuple[str, ...], dict[str, Meld | None]] = {}
-
-    def as_kind(meld: Meld, kind: str) -> Meld | None:
-        options = kinds.setdefault(meld.cards, {})
-        if kind not in options:
-            options[kind] = read_as([Piece(c) for c in meld.cards], shape, kind)
-        return options[kind]
-
-    if melds is None:
-        melds = candidate_melds(hand, shape)
-    candidates = sorted(melds, key=lambda m: len(m.cards))
+    needs = sorted(DummyRules.current(state, seat).needs, key=lambda n: (-n.size, n.kind))
+    code = _blind(shape)
+    cards = [code(c) for c in hand]
+    melds = candidate_melds(cards, shape, frozenset(n.size for n in needs))
+    melds.sort(key=lambda m: (sum(map(shape.is_wild, m.cards)), len(m.cards)))
+    options: dict[Need, list[tuple[Meld, dict[str, int]]]] = {}
+    for need in needs:
+        if need not in options:
+            readings = (read_as([Piece(c) for c in m.cards], shape, need.kind, m)
+                        for m in melds if len(m.cards) == need.size)
+            options[need] = [(r, Counter(r.cards)) for r in readings if r is not None]
+    # cards the melds from i on take, so that one is left to discard
+    after = [sum(n.size for n in needs[i:]) for i in range(len(needs) + 1)]
     steps = 0
 
-    def dfs(i: int, left: list[str], chosen: list[Meld]) -> list[Meld] | None:
+    def dfs(i: int, left: dict[str, int], chosen: list[Meld], start: int) -> bool:
         nonlocal steps
         if i == len(needs):
-            return list(chosen) if left else None
-        for meld in candidates:
+            return True
+        choices = options[needs[i]]
+        for j in range(start if i and needs[i] == needs[i - 1] else 0, len(choices)):
             steps += 1
             if steps > SEARCH_STEPS:
-                return None
-            if len(meld.cards) < needs[i].size or len(meld.cards) >= len(left):
+                return False
+            meld, need = choices[j]
+            if any(left.get(c, 0) < n for c, n in need.items()):
                 continue
-            try:
-                rest = remove(left, meld.cards)
-            except ValueError:  # the hand does not hold them all
-                continue
-            reading = as_kind(meld, needs[i].kind)
-            if reading is None:
-                continue
-            chosen.append(reading)
-            found = dfs(i + 1, rest, chosen)
+            rest = dict(left)
+            for c, n in need.items():
+                rest[c] -= n
+            chosen.append(meld)
+            if dfs(i + 1, rest, chosen, j):
+                return True
             chosen.pop()
-            if found is not None:
-                return found
-        return None
+        return False
 
-    found = dfs(0, list(hand), [])
-    return None if found is None else melds_move(found)
+    chosen: list[Meld] = []
+    if after[0] >= len(hand) or not dfs(0, dict(Counter(cards)), chosen, 0):
+        return None
+    # each code back to a card of the hand it stands for
+    pool: dict[str, list[str]] = {}
+    for card in hand:
+        pool.setdefault(code(card), []).append(card)
+    return MeldMove(tuple(tuple(Piece(pool[c].pop()) for c in meld.cards) for meld in chosen))
 
 
 def find_all_but_one(state: GameState, seat: int) -> MeldMove | None:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, replace
 from random import Random
 from typing import Any
@@ -254,6 +254,15 @@ class DummyRules(VariantRules):
     def current(state: GameState, seat: int) -> Contract:
         """The contract ``seat`` is on."""
         return contract(state.var["contract"][seat])
+
+    def meld_sizes(self, state: GameState, seat: int) -> Container[int] | None:
+        """A new meld on its own is only ever a contract of one meld (DUMMY-CONTRACTS: the
+        contract is laid down in one action; DUMMY-AFTER: no new meld after it): at least
+        that meld's size, for a seat not yet down on such a contract, and none else."""
+        needs = self.current(state, seat).needs
+        if state.melded[seat] or len(needs) > 1:
+            return frozenset()
+        return range(needs[0].size, len(state.hands[seat]) + 1)
 
     def first_turn(self, state: GameState) -> None:
         """C-DEAL as basic; every seat starts on contract 1; cut-ins reset each hand."""

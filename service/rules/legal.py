@@ -27,7 +27,7 @@ from typing import Any
 from service.rules.cards import JOKER, rank_of
 from service.rules.compound import find_all_but_one, find_contract
 from service.rules.dummy import DummyRules
-from service.rules.engine import apply, context, shape_of
+from service.rules.engine import apply, context
 from service.rules.errors import Violation
 from service.rules.melds import OPEN_SUIT, Meld, MeldShape, Piece, wild_count
 from service.rules.moves import (
@@ -138,7 +138,8 @@ def _hand_melds(state: GameState, seat: int) -> list[Meld] | None:
     compound action alike."""
     if state.phase != "play" or state.discard_only:
         return None
-    return candidate_melds(state.hands[seat], shape_of(state))
+    _variant, rules, vr = context(state)
+    return candidate_melds(state.hands[seat], vr.shape(rules), vr.meld_sizes(state, seat))
 
 
 def _candidates(state: GameState, seat: int, melds: list[Meld] | None) -> Iterator[Move]:
@@ -241,7 +242,7 @@ def compound_action(state: GameState, seat: int,
         move = vr.opening_move(turn, hand, pending, need, melds)
     elif isinstance(vr, DummyRules):
         kind, rule = "contract", "DUMMY-CONTRACTS"
-        move = find_contract(state, seat, melds)
+        move = find_contract(state, seat)
     elif isinstance(vr, WrothamRules) and is_late_deal(state, rules):
         kind, rule = "all_at_once", "WROTHAM-LATE"
         move = find_all_but_one(state, seat)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 
 from service.rules.cards import JOKER, RANKS
 from service.rules.melds import Meld, MeldError, MeldShape, Piece, check_meld
@@ -23,17 +23,22 @@ def _wild_cards(hand: Sequence[str], shape: MeldShape) -> list[str]:
     return [c for c in hand if shape.is_wild(c)]
 
 
-def candidate_melds(hand: Sequence[str], shape: MeldShape) -> list[Meld]:
-    """Every distinct valid new meld the cards of ``hand`` can form (by card multiset).
+def candidate_melds(hand: Sequence[str], shape: MeldShape,
+                    sizes: Container[int] | None = None) -> list[Meld]:
+    """Every distinct valid new meld the cards of ``hand`` can form (by card multiset), of
+    a number of cards in ``sizes`` (None: any).
 
-    Runs use a natural wherever the hand has one and wilds only in the gaps (or to extend
-    past the naturals), within the shape's wild limit; sets take any subset of the
-    naturals of one rank plus wilds.
+    Sets take any multiset of the naturals of one rank with any multiset of the wilds;
+    runs any naturals of different places (a natural held between two of them may be left
+    out for a wild, and in runs of mixed suits a place may be any card of its rank) with
+    the wilds that fill the places left empty and any more that extend the run at its
+    ends; within the shape's wild limit. Each is kept when :func:`check_meld` reads it.
     """
     found: dict[tuple[str, ...], Meld] = {}
-    for combo in _set_combos(hand, shape):
+    wanted = range(3, len(hand) + 1) if sizes is None else sizes
+    for combo in _set_combos(hand, shape, wanted):
         _add(found, combo, shape)
-    for combo in _run_combos(hand, shape):
+    for combo in _run_combos(hand, shape, wanted):
         _add(found, combo, shape)
     return list(found.values())
 
@@ -46,14 +51,21 @@ def _add(found: dict[tuple[str, ...], Meld], combo: Sequence[str], shape: MeldSh
         found[key] = check_meld([Piece(c) for c in combo], shape)
 
 
-def _wild_budget(hand: Sequence[str], shape: MeldShape) -> list[str]:
-    wilds = sorted(_wild_cards(hand, shape), key=lambda c: c != JOKER)
-    limit = len(wilds) if shape.max_wilds is None else min(len(wilds), shape.max_wilds)
-    return wilds[:limit]
+def _wilds(hand: Sequence[str], shape: MeldShape) -> tuple[int, list[list[tuple[str, ...]]]]:
+    """How many wilds one new meld of ``hand`` may hold (the hand's, within the shape's
+    limit), and for each count the distinct multisets of the hand's wilds of that size: the
+    wilds of a hand are not all alike (a joker, a 2 of clubs and a 2 of spades are three
+    melds apart, and a 2 may be wanted as a natural elsewhere: DUMMY-WILDS)."""
+    wilds = sorted(_wild_cards(hand, shape))
+    budget = len(wilds) if shape.max_wilds is None else min(len(wilds), shape.max_wilds)
+    return budget, [sorted(set(itertools.combinations(wilds, w))) for w in range(budget + 1)]
 
 
-def _set_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
-    wilds = _wild_budget(hand, shape)
+def _set_combos(hand: Sequence[str], shape: MeldShape,
+                sizes: Container[int]) -> Iterator[list[str]]:
+    """Every multiset of naturals of one rank (of different suits where the shape asks it)
+    with every multiset of wilds, three cards or more and within the set's largest size."""
+    budget, wild_sets = _wilds(hand, shape)
     naturals = [c for c in hand if not shape.is_wild(c)]
     by_rank: dict[str, list[str]] = {}
     for c in naturals:
@@ -66,16 +78,23 @@ def _set_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
         pool = sorted(set(cards)) if shape.set_distinct_suits else sorted(cards)
         for size in range(1, min(len(pool), top) + 1):
             for nat in set(itertools.combinations(pool, size)):
-                for w in range(0, min(len(wilds), top - size) + 1):
-                    if size + w >= 3:
-                        combo = [*nat, *wilds[:w]]
+                for w in range(max(0, 3 - size), min(budget, top - size) + 1):
+                    if size + w not in sizes:
+                        continue
+                    for wild in wild_sets[w]:
+                        combo = [*nat, *wild]
                         # a 2 that may be natural or wild is taken once only
                         if not shape.flexible_twos or Counter(combo) <= held:
                             yield combo
 
 
-def _run_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
-    wilds = _wild_budget(hand, shape)
+def _run_combos(hand: Sequence[str], shape: MeldShape,
+                sizes: Container[int]) -> Iterator[list[str]]:
+    """Every multiset of cards that can be laid as a run: naturals of different places
+    (from the first to the last, any held between them left out for a wild), each place
+    by any card of its rank the hand holds (runs of mixed suits: DUMMY-RUN), with every
+    multiset of wilds that fills the places left out and may extend the run at its ends."""
+    budget, wild_sets = _wilds(hand, shape)
     naturals = [c for c in hand if not shape.is_wild(c)]
     if shape.flexible_twos:
         naturals += [c for c in hand if c[0] == "2" and c != JOKER]
@@ -84,48 +103,50 @@ def _run_combos(hand: Sequence[str], shape: MeldShape) -> Iterator[list[str]]:
         groups = [[c for c in naturals if c[1] == s] for s in "SHDC"]
     else:
         groups = [naturals]
-    top = 14 if shape.ace == "high_or_low" else 13
-    starts = range(1, 14) if shape.ace == "around" else range(1, top - 1)
+    around = shape.ace == "around"
+    top = 13 if around else shape.high_end()
     held = Counter(hand)
-    # naturals and wilds are cards of the hand apart, and a same-suit run holds each rank
-    # once (two aces only with two in hand): a combination can hold a card more often than
-    # the hand only when a 2 may be both, or a mixed-suit run repeats a rank
-    verify = shape.flexible_twos or not shape.run_same_suit
-    budget = len(wilds)
     for group in groups:
-        if not group:
+        of_rank: dict[str, list[str]] = {}
+        for c in sorted(set(group)):
+            of_rank.setdefault(c[0], []).append(c)
+        if not of_rank:
             continue
-        have: dict[str, int] = {}
-        for c in group:
-            have[c[0]] = have.get(c[0], 0) + 1
-        card_of = {c[0]: c for c in group}
-        for start in starts:
-            if budget == 0 and RANKS[(start - 1) % 13] not in have:
-                continue  # no wild to stand for the first rank: nothing starts here
-            used: dict[str, int] = {}
-            cards: list[str] = []
-            gaps = 0
-            stop = start + 13 if shape.ace == "around" else top + 1
-            for length, pos in enumerate(range(start, stop), start=1):
-                rank = RANKS[(pos - 1) % 13]
-                count = used.get(rank, 0)
-                if count < have.get(rank, 0):
-                    used[rank] = count + 1
-                    cards.append(card_of[rank])
-                else:
-                    gaps += 1
-                    if gaps > budget:
-                        break
-                if length >= 3 and cards:
-                    combo = [*cards, *wilds[:gaps]]
-                    if not verify or Counter(combo) <= held:
-                        yield combo
-                    if gaps < budget and len(cards) > 1:
-                        # a wild in place of one natural, keeping that card in hand
-                        for i in range(len(cards)):
-                            other = [*cards[:i], *cards[i + 1:], *wilds[:gaps + 1]]
-                            if not verify or Counter(other) <= held:
-                                yield other
+        # places 1..top (an ace is 1 and, ace high, 14); around, places go on past 13
+        options = [of_rank.get(RANKS[(pos - 1) % 13], []) for pos in range(1, 2 * top + 1)]
+        for first in range(1, top + 1):
+            if not options[first - 1]:
+                continue
+            last_place = first + 12 if around else top
+            for last in range(first, last_place + 1):
+                span = last - first + 1
+                inner = [pos for pos in range(first + 1, last) if options[pos - 1]]
+                empty = max(0, span - 2 - len(inner))
+                if empty > budget:
+                    break  # a longer span only leaves more places empty
+                if last != first and not options[last - 1]:
+                    continue
+                room = 13 - span if around else (first - 1) + (top - last)
+                # a card can be taken more often than the hand holds it only when a 2 may
+                # be natural and wild, runs mix suits, or an ace stands at both ends
+                verify = shape.flexible_twos or not shape.run_same_suit or span > 13
+                for dropped in range(budget - empty + 1):
+                    for left_out in itertools.combinations(inner, dropped):
+                        places = [first, *(p for p in inner if p not in left_out)]
+                        if last != first:
+                            places.append(last)
+                        gaps = empty + dropped
+                        for w in range(max(gaps, 3 - len(places)), budget + 1):
+                            if w - gaps > room:
+                                break
+                            if len(places) + w not in sizes:
+                                continue
+                            for cards in itertools.product(
+                                    *(options[p - 1] for p in places)):
+                                for wild in wild_sets[w]:
+                                    combo = [*cards, *wild]
+                                    if not verify or Counter(combo) <= held:
+                                        yield combo
 
 
 def best_combination(hand: Sequence[str], melds: Sequence[Meld], *, need_points: int = 0,

@@ -8,7 +8,7 @@ and override only what differs — never a copy of the engine.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any
@@ -110,6 +110,12 @@ class VariantRules:
         """Set who plays first in a new hand and how (C-DEAL)."""
         state.turn = self.variant.starter(state.players_count, state.dealer)
         state.phase = "draw"
+
+    def meld_sizes(self, state: GameState, seat: int) -> Container[int] | None:
+        """The sizes a new meld of ``seat``'s could have as a move on its own now (None:
+        any): the legal-move listing searches the hand for no others (a necessary condition
+        of the engine's own check)."""
+        return None
 
     def check_draw(self, turn: Turn, source: str) -> None:
         """Refuse a draw the variant forbids (the generic checks are done)."""
