@@ -8,7 +8,7 @@ from random import Random
 import pytest
 from fuzz_rules import Report, fuzz, play_game
 
-from service.rules import legal
+from service.rules import GameState, legal
 from service.rules.legal import LegalMoves
 from service.rules.ruleset import VARIANTS
 
@@ -37,3 +37,17 @@ def test_the_fuzzer_reports_a_listed_move_the_engine_refuses(
         seat=seat, your_turn=True, moves=[{"type": "lay_off", "meld_id": "m999", "cards": ["AS"]}]))
     report = fuzz(seed=1, seconds=5)
     assert report.problems and "refused" in report.problems[0]
+
+
+def test_the_fuzzer_reports_a_legal_move_the_listing_lacks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    listing = legal.legal_moves
+
+    def without_lay_offs(state: GameState, seat: int, limit: int = 500) -> LegalMoves:
+        answer = listing(state, seat, limit)
+        answer.moves = [m for m in answer.moves if m["type"] != "lay_off"]
+        return answer
+
+    monkeypatch.setattr(legal, "legal_moves", without_lay_offs)
+    report = fuzz(seed=1, seconds=20, complete=1.0)
+    assert any("'lay_off'" in p and "is legal and not listed" in p for p in report.problems)

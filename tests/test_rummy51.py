@@ -44,6 +44,7 @@ from service.rules.moves import (
     SwapJoker,
     Take,
     TakeFromMeld,
+    move_from_dict,
 )
 from service.rules.ruleset import resolve_rules
 from service.rules.state import TableMeld
@@ -1283,6 +1284,25 @@ def test_take_needs_an_opened_player(variant: str) -> None:
     assert_refused(state, 0, "take m1:9H / 9H 9C 9S",
                    (Code.NOT_OPENED, "R51-TAKE", "only a player who has opened may take cards "
                                                  "from melds"))
+
+
+@pytest.mark.parametrize("rules", [TAKE_KNOB, {}], ids=["knob on", "knob off"])
+def test_the_listing_offers_each_card_that_may_be_taken(rules: dict[str, Any]) -> None:
+    """R51-TAKE in the legal-move listing: each card a seat may take (an end card of a run
+    of 4 or more, a card of a 4-card set, not a joker) with each new meld it makes with
+    cards of the hand; each applies. None from a 3-card meld, none with the knob off."""
+    state = on_the_table("8S 8D QH JH 2C", [(0, "5H 6H 7H 8H"), (0, "KS KH KD KC"),
+                                            (0, "9S 9H 9D"), (0, "TC JC QC JK")], rules=rules)
+    listed = [m for m in legal_moves(state, 1, limit=1000).moves
+              if m["type"] == "take_from_meld"]
+    if not rules:
+        assert listed == []
+        return
+    takes = {(m["take"][0]["meld_id"], m["take"][0]["card"], " ".join(sorted(
+        m["melds"][0]["cards"]))) for m in listed}
+    assert takes == {("m1", "8H", "8D 8H 8S"), ("m2", "KH", "JH KH QH")}
+    for move in listed:
+        apply(state, 1, move_from_dict(move), Random(0))  # accepted: no Violation
 
 
 # ---------------------------------------------------------------------------------------

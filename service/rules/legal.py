@@ -1,5 +1,12 @@
 """Every legal move of a seat, for bots (``GET /v1/games/{id}/legal-moves``).
 
+Listed: a draw from either pile; each new meld the hand can form (every one, by card
+multiset: :func:`~service.rules.search.candidate_melds`); each card laid off on each meld,
+at each end of a run; each joker swap; each card taken from a meld with each new meld it
+makes with the hand (R51-TAKE); each discard, with and without the last-card announcement;
+a cut-in. A move made of several of these at once (several melds, several cards laid off
+or taken in one move) is not listed.
+
 Exact by construction: candidate moves are generated from the hand and the table, and each
 is kept only if the engine itself accepts it (:func:`~service.rules.engine.apply` on the
 state, nothing stored). Candidates that a cheap test proves the engine would refuse are not
@@ -7,16 +14,16 @@ asked about: a lay-off of a card whose rank cannot stand next to the run or in t
 whose suit the run or the set refuses, at an end of a run with no room left, of a joker
 past the meld's wild limit, or that the variant refuses on that meld whatever the reading
 (R51-JOKER-OPP); a joker swap for a card of another rank than the joker's; a single meld
-worth less than the opening before a Rummy 51 / Lebanese 14 player has opened (each test is
-a necessary condition of the engine's own check, so the list stays exactly what it
-accepts). The hand's melds are searched once per listing, for the meld candidates and the
-compound action alike.
+worth less than the opening before a Rummy 51 / Lebanese 14 player has opened, or of a size
+the variant never lets a meld have on its own now (``VariantRules.meld_sizes``: in Dummy,
+only a contract of one meld); a take when the variant does not allow it or the seat has not
+opened (each test is a necessary condition of the engine's own check, so the list stays
+exactly what it accepts).
 
 Compound meld actions (a Rummy 51 opening, a Dummy contract, a Wrotham all-at-once finish)
 are too many to list: whether one exists is answered with one example, found by the meld
 search.
 """
-
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -38,6 +45,8 @@ from service.rules.moves import (
     MeldMove,
     Move,
     SwapJoker,
+    Take,
+    TakeFromMeld,
     move_to_dict,
 )
 from service.rules.rummy51 import Rummy51Rules
@@ -132,10 +141,33 @@ def _may_swap(target: TableMeld, card: str) -> bool:
                for c, ident in zip(target.cards, target.idents, strict=True))
 
 
+def _takeable(target: TableMeld) -> list[str]:
+    """The cards R51-TAKE lets a player take from ``target``: an end card of a run of 4 or
+    more, a card of a 4-card set; never a joker (that is a swap)."""
+    if target.kind == "run":
+        cards = [target.cards[0], target.cards[-1]] if len(target.cards) >= 4 else []
+    else:
+        cards = list(target.cards) if len(target.cards) == 4 else []
+    return sorted({c for c in cards if c != JOKER})
+
+
+def _takes(state: GameState, hand: list[str], shape: MeldShape) -> Iterator[Move]:
+    """R51-TAKE: one card taken from a meld and melded anew with cards of the hand, in
+    every meld the hand and that card can form (taking several cards at once is a
+    combination of these, not listed)."""
+    for target in state.melds:
+        for card in _takeable(target):
+            for meld in candidate_melds([*hand, card], shape):
+                if card in meld.cards:
+                    yield TakeFromMeld((Take(target.id, card),),
+                                       ((*(Piece(c) for c in meld.cards),),))
+
+
 def _hand_melds(state: GameState, seat: int) -> list[Meld] | None:
-    """Every distinct meld the seat's hand can form, when it may meld now (the play phase,
-    not a discard-only turn): searched once per listing, for the meld candidates and the
-    compound action alike."""
+    """Every distinct meld the seat's hand can form of a size a meld may have on its own
+    now (``VariantRules.meld_sizes``), when it may meld now (the play phase, not a
+    discard-only turn): searched once per listing, for the meld candidates and the Rummy 51
+    opening alike (a Dummy contract is searched for on its own sizes)."""
     if state.phase != "play" or state.discard_only:
         return None
     _variant, rules, vr = context(state)
@@ -175,6 +207,9 @@ def _candidates(state: GameState, seat: int, melds: list[Meld] | None) -> Iterat
                 for card in distinct:
                     if card != JOKER and _may_swap(target, card):
                         yield SwapJoker(target.id, card)
+        if isinstance(vr, Rummy51Rules) and rules.allow_take_from_meld \
+                and state.melded[seat]:
+            yield from _takes(state, hand, shape)
     for card in distinct:
         yield Discard(card)
         if len(hand) == 2:
