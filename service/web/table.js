@@ -1076,7 +1076,8 @@ export class Table {
       if (compound) {
         if (compound.exists && compound.example) {
           const groups = compound.example.melds.map((m) => m.cards.map(codeOf));
-          items.push(h("li", {}, h("strong", {}, "You can open: "), groups.map(cardsText).join(" · "), " ",
+          const label = { contract: "You can lay down your contract: ", all_at_once: "You can go out all at once: " }[compound.kind] || "You can open: ";
+          items.push(h("li", {}, h("strong", {}, label), groups.map(cardsText).join(" · "), " ",
             h("button", {
               class: "btn small subtle",
               onclick: () => {
@@ -1101,6 +1102,11 @@ export class Table {
       }
       for (const m of moves.filter((x) => x.type === "swap_joker").slice(0, 4)) {
         items.push(h("li", {}, "Swap ", h("strong", {}, shortText(m.card)), ` for the joker in ${m.meld_id} `, play(m, "Do it")));
+      }
+      for (const m of moves.filter((x) => x.type === "take_from_meld").slice(0, 4)) {
+        const taken = m.take[0];
+        items.push(h("li", {}, "Take ", h("strong", {}, shortText(taken.card)), ` from ${taken.meld_id} and meld `,
+          h("strong", {}, cardsText(m.melds[0].cards.map(codeOf))), " ", play(m, "Do it")));
       }
       const discards = moves.filter((x) => x.type === "discard" && !x.announce).map((x) => x.card);
       if (discards.length) items.push(h("li", {}, "You may discard: ", h("strong", {}, cardsText([...new Set(discards)]))));
