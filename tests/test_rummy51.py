@@ -1148,6 +1148,17 @@ def on_the_table(hand1: str, melds: Sequence[tuple[int, str]],
     return state
 
 
+@pytest.mark.parametrize("meld", ["JS JH JK", "9S 9H JK"])
+def test_a_joker_is_not_swapped_for_a_joker(meld: str) -> None:
+    """R51-SWAP: a joker is replaced by the card it stands for, which a joker never is. A
+    joker standing in a set of jacks ("J*") was given up for a joker from the hand, read as
+    a jack by its first letter (found by the fuzzer's check for unlisted moves)."""
+    state = on_the_table("JK 5C 8D", [(0, meld)], rules={"joker_swap_from_set": "any"})
+    assert_refused(state, 1, SwapJoker("m1", "JK"),
+                   (Code.SWAP_NOT_ALLOWED, "R51-SWAP",
+                    "exchange a joker for the card it stands for, not for a joker"))
+
+
 @pytest.mark.parametrize("discard_to_go_out", [True, False])
 def test_a_second_swap_whose_jokers_could_not_both_go_back_is_refused(
         discard_to_go_out: bool) -> None:

@@ -322,6 +322,10 @@ class Rummy51Rules(VariantRules):
         if not turn.opened:
             raise Violation(Code.NOT_OPENED, "R51-SWAP",
                             N_("only a player who has opened may swap a joker"))
+        if move.card == JOKER:  # (a joker is no card a joker stands for: "J*" is a jack)
+            raise Violation(Code.SWAP_NOT_ALLOWED, "R51-SWAP",
+                            N_("exchange a joker for the card it stands for, not for a "
+                               "joker"))
         turn.holds([move.card])
         target = s.meld(move.meld_id)
         if target is None:
