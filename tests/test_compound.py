@@ -13,11 +13,11 @@ from test_dummy import game
 
 from service.rules import GameState, Violation, apply, new_game
 from service.rules.cards import remove
-from service.rules.compound import find_contract
+from service.rules.compound import find_all_but_one, find_contract
 from service.rules.dummy import DummyRules, read_as
 from service.rules.engine import shape_of
 from service.rules.legal import compound_action
-from service.rules.melds import Piece
+from service.rules.melds import Piece, check_meld
 from service.rules.moves import Draw, move_from_dict
 from service.rules.search import candidate_melds
 
@@ -120,3 +120,31 @@ def test_a_contract_is_found_exactly_when_the_hand_holds_one(run_same_suit: bool
             holding += 1
             apply(state, seat, found, Random(0))  # accepted: no Violation
     assert holding >= 5  # the random hands held contracts often enough to tell
+
+
+# ---------------------------------------------------------------------------------------
+# A Wrotham all-at-once finish is found whenever the hand holds one
+
+
+@pytest.mark.parametrize(("hand", "left"), [
+    pytest.param("2C 2S 3C 3S 4C 5C AC JK JK TH", "TH", id="65 melds, one card in none"),
+    pytest.param("3C 4C 4D 5C 5D 6C JK JK KS", "KS", id="two jokers, two runs"),
+    pytest.param("3C 4C 5C 9D 9S 9H KS QD", None, id="two cards in no meld: none"),
+])
+def test_all_but_one_is_found_when_the_hand_holds_it(hand: str, left: str | None) -> None:
+    """WROTHAM-LATE: melds of every card but one. The cover search tries the card held by
+    the fewest melds first and remembers what did not cover; it used to take the smallest
+    card first and ran out of its bound on hands with many melds (the first)."""
+    state, _ = new_game("wrotham", ["a", "b"], rng=Random(1))
+    seat = state.turn
+    state.hands[seat], state.taken = hand.split(), None
+    move = find_all_but_one(state, seat)
+    if left is None:
+        assert move is None
+        return
+    assert move is not None
+    used = Counter(p.card for meld in move.melds for p in meld)
+    assert Counter(state.hands[seat]) - used == Counter([left])
+    assert not used - Counter(state.hands[seat])
+    for meld in move.melds:
+        check_meld(list(meld), shape_of(state))  # a valid meld: no MeldError

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from service.rules.cards import JOKER, remove
+from service.rules.cards import JOKER
 from service.rules.dummy import DummyRules, Need, read_as
 from service.rules.engine import shape_of
 from service.rules.melds import Meld, MeldShape, Piece
@@ -95,39 +95,55 @@ def find_contract(state: GameState, seat: int) -> MeldMove | None:
 
 
 def find_all_but_one(state: GameState, seat: int) -> MeldMove | None:
-    """Wrotham late deals: melds holding every card of the hand but one."""
+    """Wrotham late deals: melds holding every card of the hand but one.
+
+    The hand's melds are searched once (the melds of the hand less a card are those of
+    them it still holds). A card in no meld at all can only be the one left; otherwise each
+    card is tried as the one left (not the card just taken from the discard pile:
+    C-DISCARD-BACK), and the rest covered depth-first, the card held by the fewest melds
+    that fit first.
+    """
     shape = shape_of(state)
     hand = state.hands[seat]
+    melds = candidate_melds(hand, shape)
+    holding: dict[str, list[tuple[Meld, Counter[str]]]] = {}
+    for meld in melds:
+        need = Counter(meld.cards)
+        for card in need:
+            holding.setdefault(card, []).append((meld, need))
+    loose = [c for c in hand if c not in holding]
+    if len(loose) > 1:
+        return None
+    spares = loose or sorted(set(hand))
     steps = 0
-    for spare in sorted(set(hand)):
+    failed: set[frozenset[tuple[str, int]]] = set()
+
+    def cover(left: Counter[str], chosen: list[Meld]) -> bool:
+        """Cover ``left`` with melds: the card with the fewest melds that fit is covered
+        first (none: a dead end), and a remainder found not to cover is not tried again."""
+        nonlocal steps
+        if not left:
+            return True
+        key = frozenset(left.items())
+        if key in failed:
+            return False
+        fits = min(([(m, n) for m, n in holding.get(card, []) if n <= left] for card in left),
+                   key=len)
+        for meld, need in fits:
+            steps += 1
+            if steps > SEARCH_STEPS:
+                return False
+            chosen.append(meld)
+            if cover(left - need, chosen):
+                return True
+            chosen.pop()
+        failed.add(key)
+        return False
+
+    for spare in spares:
         if spare == state.taken and state.taken_before == 0:
             continue
-        rest = list(hand)
-        rest.remove(spare)
-        candidates = candidate_melds(rest, shape)
-
-        def cover(left: list[str], chosen: list[Meld],
-                  candidates: list[Meld] = candidates) -> list[Meld] | None:
-            nonlocal steps
-            if not left:
-                return list(chosen)
-            first = min(left)
-            for meld in candidates:
-                steps += 1
-                if steps > SEARCH_STEPS or first not in meld.cards:
-                    continue
-                try:
-                    remaining = remove(left, meld.cards)
-                except ValueError:  # the hand does not hold them all
-                    continue
-                chosen.append(meld)
-                found = cover(remaining, chosen)
-                chosen.pop()
-                if found is not None:
-                    return found
-            return None
-
-        found = cover(rest, [])
-        if found:
-            return melds_move(found)
+        chosen: list[Meld] = []
+        if cover(Counter(hand) - Counter([spare]), chosen):
+            return melds_move(chosen)
     return None
