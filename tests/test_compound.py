@@ -15,11 +15,13 @@ from service.rules import GameState, Violation, apply, new_game
 from service.rules.cards import remove
 from service.rules.compound import find_all_but_one, find_contract
 from service.rules.dummy import DummyRules, read_as
-from service.rules.engine import shape_of
+from service.rules.engine import context, shape_of
 from service.rules.legal import compound_action
 from service.rules.melds import Piece, check_meld
-from service.rules.moves import Draw, move_from_dict
+from service.rules.moves import Discard, Draw, move_from_dict
+from service.rules.rummy51 import Rummy51Rules
 from service.rules.search import candidate_melds
+from service.rules.turn import Turn
 
 
 @pytest.mark.parametrize(("variant", "kind", "rule", "rules"), [
@@ -148,3 +150,56 @@ def test_all_but_one_is_found_when_the_hand_holds_it(hand: str, left: str | None
     assert not used - Counter(state.hands[seat])
     for meld in move.melds:
         check_meld(list(meld), shape_of(state))  # a valid meld: no MeldError
+
+
+# ---------------------------------------------------------------------------------------
+# A Rummy 51 / Lebanese 14 opening is offered whenever the hand holds one
+
+
+def _holds_an_opening(state: GameState, seat: int) -> bool:
+    """Whether the hand holds an opening (R51-OPEN: melds worth the opening points, a clean
+    run among them when the knob asks, a card left to discard when going out needs one),
+    by trying every set of its melds without a bound."""
+    _variant, rules, vr = context(state)
+    turn = Turn(state.copy(), seat, *context(state), Random(0))
+    assert isinstance(vr, Rummy51Rules)
+    melds = vr._candidates(turn, state.hands[seat])
+    keep = 1 if rules.must_discard_to_go_out else 0
+
+    def holds(i: int, left: Counter[str], points: int, clean: bool) -> bool:
+        if points >= rules.opening_points and (clean or not rules.opening_requires_clean_run):
+            return True
+        for j in range(i, len(melds)):
+            meld, need = melds[j], Counter(melds[j].cards)
+            if need <= left and left.total() - need.total() >= keep and holds(
+                    j + 1, left - need, points + meld.points,
+                    clean or (meld.kind == "run" and not meld.wilds)):
+                return True
+        return False
+
+    return holds(0, Counter(state.hands[seat]), 0, False)
+
+
+@pytest.mark.parametrize("variant", ["rummy51", "lebanese14"])
+@pytest.mark.parametrize("rules", [{}, {"opening_requires_clean_run": False},
+                                   {"max_wilds_per_meld": 4}])
+def test_an_opening_is_offered_exactly_when_the_hand_holds_one(
+        variant: str, rules: dict[str, Any]) -> None:
+    """R51-OPEN over random first hands: the compound example exists exactly when the
+    hand holds an opening, and is accepted."""
+    rng = Random(5)
+    holding = 0
+    for _ in range(40):
+        state, _ = new_game(variant, ["a", "b"], rules, rng=Random(rng.random()))
+        if state.phase != "draw":  # the Lebanese dealer's first action: a discard only
+            state, _ = apply(state, state.turn, Discard(state.hands[state.turn][0]),
+                             Random(0))
+        seat = state.turn
+        state, _ = apply(state, seat, Draw("stock"), Random(0))
+        compound = compound_action(state, seat)
+        assert compound is not None and compound["kind"] == "opening"
+        assert compound["exists"] == _holds_an_opening(state, seat), state.hands[seat]
+        if compound["exists"]:
+            holding += 1
+            apply(state, seat, move_from_dict(compound["example"]), Random(0))
+    assert holding >= 3  # the random hands held openings often enough to tell
