@@ -12,6 +12,10 @@ it checks what the engine promises:
   ``apply``, and the views build;
 * the cards are conserved within a hand (C-DECK);
 * the seat to move always has a legal move: a turn can always end;
+* now and then (``--combined``, a share of the moves) it plays instead a move the listing
+  does not list, made of several at once, when the engine accepts one: several melds with
+  lay-offs, several cards laid off, cards taken from several melds, wilds declared (``as``);
+  the checks above then hold for those too, and a refused one leaves the state as it was;
 * now and then (``--complete``, a share of the moves), the listing misses nothing: every
   draw, discard, single-card lay-off, joker swap and new meld of up to
   :data:`COMPLETE_MELD_CARDS` cards that the engine accepts is listed (or its equivalent:
@@ -45,6 +49,7 @@ from service.rules import (
     public_view,
     seat_view,
 )
+from service.rules.cards import RANKS
 from service.rules.engine import shape_of
 from service.rules.melds import MeldError, Piece, check_meld
 from service.rules.moves import (
@@ -54,16 +59,29 @@ from service.rules.moves import (
     MeldMove,
     Move,
     SwapJoker,
+    Take,
+    TakeFromMeld,
     move_from_dict,
     move_to_dict,
 )
 from service.rules.ruleset import VARIANTS, Knob, Variant
+from service.rules.search import candidate_melds
 
 MAX_MOVES = 600
 """Moves per game, by default, before the fuzzer leaves it for the next one."""
 
 COMPLETE_SHARE = 0.05
 """The share of moves before which the listing is checked for what it misses, by default."""
+
+COMBINED_SHARE = 0.1
+"""The share of moves before which moves made of several at once are tried, by default."""
+
+COMBINED_TRIES = 6
+"""Moves made of several at once tried each time, the first one accepted played."""
+
+SMALL = range(3, 6)
+"""The sizes of the melds the moves made of several at once are made of (a hand of mixed
+suits has thousands of melds of every size)."""
 
 COMPLETE_MELD_CARDS = 5
 """The largest new meld the completeness check tries (every multiset of the hand's cards up
@@ -74,6 +92,8 @@ to this many)."""
 class Report:
     games: int = 0
     moves: int = 0
+    combined: Counter[str] = field(default_factory=Counter)
+    """Moves made of several at once played, by kind."""
     problems: list[str] = field(default_factory=list)
 
 
@@ -115,6 +135,98 @@ def _choose(state: GameState, seat: int, rng: Random,
         choices += [move_from_dict(listing.compound["example"])] * 3
     weighted = [m for m in choices if isinstance(m, (MeldMove, LayOff))] * 3 + choices
     return (rng.choice(weighted) if weighted else None), unlisted
+
+
+def _declared(meld: tuple[str, ...], state: GameState, rng: Random) -> tuple[Piece, ...]:
+    """``meld``'s cards, each wild declared (``as``) as what one reading of it has it stand
+    for (a suit picked for an open one), or left for the engine to read."""
+    try:
+        reading = check_meld([Piece(c) for c in meld], shape_of(state))
+    except MeldError:
+        return tuple(Piece(c) for c in meld)
+    pieces = []
+    for card, ident in zip(reading.cards, reading.idents, strict=True):
+        if card != ident and rng.random() < 0.7:
+            ident = ident.replace("*", rng.choice("SHDC"))
+            pieces.append(Piece(card, ident))
+        else:
+            pieces.append(Piece(card))
+    return tuple(pieces)
+
+
+def _combined(state: GameState, seat: int, rng: Random) -> Move | None:
+    """A random move made of several at once (not listed, maybe not legal), or None."""
+    hand = state.hands[seat]
+    kind = rng.choice(("melds", "lay_off", "take", "declared"))
+    melds = [m.cards for m in candidate_melds(hand, shape_of(state), SMALL)]
+    if kind in ("melds", "declared") and melds:
+        chosen: list[tuple[str, ...]] = []
+        left = Counter(hand)
+        for meld in rng.sample(melds, min(len(melds), 4)):
+            if Counter(meld) <= left and (not chosen or rng.random() < 0.6):
+                chosen.append(meld)
+                left -= Counter(meld)
+        lay_offs: tuple[LayOff, ...] = ()
+        if state.melds and left and rng.random() < 0.4:
+            card = rng.choice(sorted(left.elements()))
+            lay_offs = (LayOff(rng.choice(state.melds).id, (Piece(card),)),)
+        pieces = [_declared(m, state, rng) if kind == "declared" else tuple(map(Piece, m))
+                  for m in chosen]
+        return MeldMove(tuple(pieces), lay_offs)
+    if kind == "lay_off" and state.melds and len(hand) > 1:
+        target = rng.choice(state.melds)
+        shape = shape_of(state)
+        ranks = {ident[0] for ident in target.idents}
+        near = [c for c in hand if shape.is_wild(c) or (
+            c[0] in ranks if target.kind == "set" else
+            any(abs(RANKS.index(c[0]) - RANKS.index(r)) <= 3 for r in ranks))]
+        pool = near if len(near) >= 2 else hand
+        cards = rng.sample(pool, rng.randint(2, min(3, len(pool))))
+        return LayOff(target.id, tuple(map(Piece, cards)), rng.choice((None, "low", "high")))
+    if kind == "take" and state.melds:
+        takes = []
+        for target in rng.sample(state.melds, min(2, len(state.melds))):
+            ends = [target.cards[0], target.cards[-1]] if target.kind == "run" \
+                else list(target.cards)
+            takes.append(Take(target.id, rng.choice(ends)))
+        taken = [t.card for t in takes]
+        new = [m.cards for m in candidate_melds([*hand, *taken], shape_of(state), SMALL)
+               if not Counter(taken) - Counter(m.cards)]
+        if new:
+            return TakeFromMeld(tuple(takes), (tuple(map(Piece, rng.choice(new))),))
+    return None
+
+
+def _kind(move: Move) -> str:
+    if isinstance(move, MeldMove):
+        declared = any(p.as_ for meld in move.melds for p in meld)
+        return (f"{len(move.melds)} meld(s)" + (" + lay-off" if move.lay_offs else "")
+                + (", declared" if declared else ""))
+    if isinstance(move, LayOff):
+        return f"lay-off of {len(move.cards)}"
+    if isinstance(move, TakeFromMeld):
+        return f"take of {len(move.take)}"
+    return type(move).__name__
+
+
+def _try_combined(state: GameState, seat: int, rng: Random) -> tuple[Move | None, list[str]]:
+    """A move made of several at once that the engine accepts (None: none of those tried
+    was), and what went wrong: a refusal that changed the state."""
+    if state.phase != "play" or state.turn != seat:
+        return None, []
+    for _ in range(COMBINED_TRIES):
+        move = _combined(state, seat, rng)
+        if move is None:
+            continue
+        before = state.to_dict()
+        try:
+            apply(state, seat, move, Random(0))
+        except Violation:
+            if state.to_dict() != before:
+                return None, [f"the refused {move_to_dict(move)} changed the state"]
+            continue
+        return move, []
+    return None, []
 
 
 def _key(wire: dict[str, Any], state: GameState) -> tuple[Any, ...]:
@@ -193,9 +305,12 @@ def _others_listed_apply(state: GameState, seat: int) -> list[str]:
 
 
 def play_game(variant: Variant, rng: Random, report: Report,
-              max_moves: int = MAX_MOVES, complete: float = COMPLETE_SHARE) -> None:
+              max_moves: int = MAX_MOVES, complete: float = COMPLETE_SHARE,
+              combined: float = COMBINED_SHARE) -> None:
     """One random game (at most ``max_moves``); its problems go to ``report``. Before a
-    share ``complete`` of the moves, the listing is checked for legal moves it lacks."""
+    share ``complete`` of the moves, the listing is checked for legal moves it lacks;
+    before a share ``combined``, moves made of several at once are tried, and one the
+    engine accepts is played."""
     knobs = random_knobs(variant, rng)
     players = rng.randint(variant.min_players, variant.max_players)
     try:
@@ -213,6 +328,12 @@ def play_game(variant: Variant, rng: Random, report: Report,
         try:
             move, unlisted = _choose(state, seat, rng, complete)
             report.problems.extend(f"{where}: {p}" for p in unlisted)
+            if move is not None and rng.random() < combined:
+                several, changed = _try_combined(state, seat, rng)
+                report.problems.extend(f"{where}: {p}" for p in changed)
+                if several is not None:
+                    move = several
+                    report.combined[_kind(several)] += 1
             if move is None:
                 report.problems.append(f"{where}: seat {seat} has no legal move "
                                        f"({state.phase}, hand {state.hands[seat]})")
@@ -222,7 +343,7 @@ def play_game(variant: Variant, rng: Random, report: Report,
             seat_view(new, "g", 1, seat)
             public_view(new, "g", 1)
         except Violation as refusal:
-            report.problems.append(f"{where}: listed {move} refused: {refusal.code} "
+            report.problems.append(f"{where}: {move} refused when played: {refusal.code} "
                                    f"{refusal.rule}")
             return
         except Exception:  # anything else is what the fuzzer looks for
@@ -236,14 +357,15 @@ def play_game(variant: Variant, rng: Random, report: Report,
         state = new
 
 
-def fuzz(seed: int, seconds: float, complete: float = COMPLETE_SHARE) -> Report:
+def fuzz(seed: int, seconds: float, complete: float = COMPLETE_SHARE,
+         combined: float = COMBINED_SHARE) -> Report:
     """Random games for about ``seconds``, from ``seed``."""
     rng = Random(seed)
     report = Report()
     variants = list(VARIANTS.values())
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and len(report.problems) < 20:
-        play_game(rng.choice(variants), rng, report, complete=complete)
+        play_game(rng.choice(variants), rng, report, complete=complete, combined=combined)
     return report
 
 
@@ -254,12 +376,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--complete", type=float, default=COMPLETE_SHARE,
                         help="share of moves before which the listing is checked for legal "
                              f"moves it lacks (default {COMPLETE_SHARE})")
+    parser.add_argument("--combined", type=float, default=COMBINED_SHARE,
+                        help="share of moves before which moves made of several at once "
+                             f"are tried (default {COMBINED_SHARE})")
     args = parser.parse_args(argv)
-    report = fuzz(args.seed, args.seconds, args.complete)
+    report = fuzz(args.seed, args.seconds, args.complete, args.combined)
     for problem in report.problems:
         print(problem)
-    print(f"seed {args.seed}: {report.games} games, {report.moves} moves, "
-          f"{len(report.problems)} problems")
+    played = ", ".join(f"{kind} {n}" for kind, n in sorted(report.combined.items()))
+    print(f"seed {args.seed}: {report.games} games, {report.moves} moves "
+          f"(made of several at once: {played or 'none'}), {len(report.problems)} problems")
     return 1 if report.problems else 0
 
 

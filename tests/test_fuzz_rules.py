@@ -4,12 +4,15 @@ the legal-move listing find nothing wrong, and the fuzzer does report what is wr
 from __future__ import annotations
 
 from random import Random
+from typing import Any
 
+import fuzz_rules
 import pytest
 from fuzz_rules import Report, fuzz, play_game
 
-from service.rules import GameState, legal
+from service.rules import Code, GameState, Violation, apply, legal
 from service.rules.legal import LegalMoves
+from service.rules.moves import LayOff, MeldMove, Move, TakeFromMeld
 from service.rules.ruleset import VARIANTS
 
 
@@ -51,3 +54,25 @@ def test_the_fuzzer_reports_a_legal_move_the_listing_lacks(
     monkeypatch.setattr(legal, "legal_moves", without_lay_offs)
     report = fuzz(seed=1, seconds=20, complete=1.0)
     assert any("'lay_off'" in p and "is legal and not listed" in p for p in report.problems)
+
+
+def test_the_fuzzer_plays_moves_made_of_several_at_once() -> None:
+    report = Report()
+    for variant in sorted(VARIANTS):
+        play_game(VARIANTS[variant], Random(f"{variant}0"), report, max_moves=200,
+                  complete=0.0, combined=1.0)
+    assert report.problems == []
+    assert sum(report.combined.values()) >= 10, report.combined
+
+
+def test_the_fuzzer_reports_a_refusal_that_changed_the_state(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def careless(state: GameState, seat: int, move: Move, rng: Random) -> Any:
+        if isinstance(move, (MeldMove, LayOff, TakeFromMeld)):
+            state.hands[seat].append("JK")  # a refusal must leave the state as it was
+            raise Violation(Code.INVALID_MELD, "C-MELD", "no")
+        return apply(state, seat, move, rng)
+
+    monkeypatch.setattr(fuzz_rules, "apply", careless)
+    report = fuzz(seed=1, seconds=10, complete=0.0, combined=1.0)
+    assert any("changed the state" in p for p in report.problems)
