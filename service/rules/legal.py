@@ -36,7 +36,7 @@ from service.rules.compound import find_all_but_one, find_contract
 from service.rules.dummy import DummyRules
 from service.rules.engine import apply, context
 from service.rules.errors import Violation
-from service.rules.melds import OPEN_SUIT, Meld, MeldShape, Piece, wild_count
+from service.rules.melds import OPEN_SUIT, Meld, MeldShape, Piece, pos_rank, wild_count
 from service.rules.moves import (
     CutIn,
     Discard,
@@ -79,10 +79,6 @@ def _accepts(state: GameState, seat: int, move: Move, rng: Random | None = None)
     return True
 
 
-def _pos_rank(pos: int) -> int:
-    return (pos - 1) % 13 + 1
-
-
 def _may_lay_off(target: TableMeld, card: str, end: str | None, shape: MeldShape) -> bool:
     """False when ``card`` alone certainly cannot be laid off on ``target`` (at ``end``),
     by the tests :func:`~service.rules.melds.extend_meld` makes: a run grows by one place
@@ -108,8 +104,8 @@ def _may_lay_off(target: TableMeld, card: str, end: str | None, shape: MeldShape
     if shape.run_same_suit and any(ident[1] not in (card[1], OPEN_SUIT)
                                    for ident in target.idents):
         return False
-    below = end != "high" and rank == _pos_rank(target.start - 1)
-    above = end != "low" and rank == _pos_rank(target.start + len(target.cards))
+    below = end != "high" and rank == pos_rank(target.start - 1)
+    above = end != "low" and rank == pos_rank(target.start + len(target.cards))
     return below or above
 
 

@@ -107,7 +107,9 @@ def _rank_name(rank: int) -> str:
     return RANKS[(rank - 1) % 13]
 
 
-def _pos_rank(pos: int) -> int:
+def pos_rank(pos: int) -> int:
+    """The rank (1..13) at place ``pos`` of a run (an ace is 1 and 14; around, places go
+    on past 13)."""
     return (pos - 1) % 13 + 1
 
 
@@ -224,7 +226,7 @@ def _precheck(pieces: Sequence[Piece], shape: MeldShape, new_meld: bool = True) 
 def _points(kind: str, idents: Sequence[str], start: int, shape: MeldShape) -> int:
     if kind == "set":
         return sum(shape.meld_value(start, True) for _ in idents)
-    return sum(shape.meld_value(_pos_rank(p), p == 14)
+    return sum(shape.meld_value(pos_rank(p), p == 14)
                for p in range(start, start + len(idents)))
 
 
@@ -341,7 +343,7 @@ def _place(pieces: Sequence[Piece], positions: Sequence[int], suit: str | None,
     free = set(positions)
     by_rank: dict[int, list[int]] = {}
     for pos in positions:
-        by_rank.setdefault(_pos_rank(pos), []).append(pos)
+        by_rank.setdefault(pos_rank(pos), []).append(pos)
     placed: list[tuple[int, str, str]] = []
     loose: list[str] = []
     for p in pieces:
@@ -360,7 +362,7 @@ def _place(pieces: Sequence[Piece], positions: Sequence[int], suit: str | None,
     if len(loose) != len(free):
         return None
     fill = suit or OPEN_SUIT
-    placed.extend((pos, card, _rank_name(_pos_rank(pos)) + fill)
+    placed.extend((pos, card, _rank_name(pos_rank(pos)) + fill)
                   for card, pos in zip(loose, sorted(free), strict=True))
     placed.sort()
     return placed
@@ -382,7 +384,7 @@ def _options(pieces: Sequence[Piece], shape: MeldShape) -> list[Sequence[Piece]]
 @functools.lru_cache(maxsize=1024)
 def _window_ranks(start: int, length: int) -> frozenset[int]:
     """The ranks of the positions ``start`` … ``start + length - 1``."""
-    return frozenset(_pos_rank(pos) for pos in range(start, start + length))
+    return frozenset(pos_rank(pos) for pos in range(start, start + length))
 
 
 def _read_run(pieces: Sequence[Piece], shape: MeldShape, out: list[Meld]) -> Reason | None:
