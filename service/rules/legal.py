@@ -151,12 +151,15 @@ def _takes(state: GameState, hand: list[str], shape: MeldShape) -> Iterator[Move
     """R51-TAKE: one card taken from a meld and melded anew with cards of the hand, in
     every meld the hand and that card can form (taking several cards at once is a
     combination of these, not listed)."""
+    with_card: dict[str, list[Meld]] = {}  # the same card may be taken from several melds
     for target in state.melds:
         for card in _takeable(target):
-            for meld in candidate_melds([*hand, card], shape):
-                if card in meld.cards:
-                    yield TakeFromMeld((Take(target.id, card),),
-                                       ((*(Piece(c) for c in meld.cards),),))
+            if card not in with_card:
+                with_card[card] = [m for m in candidate_melds([*hand, card], shape)
+                                   if card in m.cards]
+            for meld in with_card[card]:
+                yield TakeFromMeld((Take(target.id, card),),
+                                   ((*(Piece(c) for c in meld.cards),),))
 
 
 def _hand_melds(state: GameState, seat: int) -> list[Meld] | None:
