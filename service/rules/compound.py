@@ -43,8 +43,8 @@ def find_contract(state: GameState, seat: int) -> MeldMove | None:
     Depth-first over the contract's melds, largest first, each drawn from the hand's melds
     that read as its kind, those with fewer wild cards first (the cards contracts run
     short of); a meld asked for twice is chosen in the order of the list (the same pairs
-    are not tried both ways round), and a meld is not tried when the cards left could not
-    hold the melds still to come and a card to discard.
+    are not tried both ways round). A hand that the contract's sizes leave no card to
+    discard holds none.
     """
     shape = shape_of(state)
     hand = state.hands[seat]
@@ -59,8 +59,6 @@ def find_contract(state: GameState, seat: int) -> MeldMove | None:
             readings = (read_as([Piece(c) for c in m.cards], shape, need.kind, m)
                         for m in melds if len(m.cards) == need.size)
             options[need] = [(r, Counter(r.cards)) for r in readings if r is not None]
-    # cards the melds from i on take, so that one is left to discard
-    after = [sum(n.size for n in needs[i:]) for i in range(len(needs) + 1)]
     steps = 0
 
     def dfs(i: int, left: dict[str, int], chosen: list[Meld], start: int) -> bool:
@@ -85,7 +83,7 @@ def find_contract(state: GameState, seat: int) -> MeldMove | None:
         return False
 
     chosen: list[Meld] = []
-    if after[0] >= len(hand) or not dfs(0, dict(Counter(cards)), chosen, 0):
+    if sum(n.size for n in needs) >= len(hand) or not dfs(0, dict(Counter(cards)), chosen, 0):
         return None
     # each code back to a card of the hand it stands for
     pool: dict[str, list[str]] = {}
