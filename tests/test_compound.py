@@ -132,6 +132,7 @@ def test_a_contract_is_found_exactly_when_the_hand_holds_one(run_same_suit: bool
     pytest.param("2C 2S 3C 3S 4C 5C AC JK JK TH", "TH", id="65 melds, one card in none"),
     pytest.param("3C 4C 4D 5C 5D 6C JK JK KS", "KS", id="two jokers, two runs"),
     pytest.param("3C 4C 5C 9D 9S 9H KS QD", None, id="two cards in no meld: none"),
+    pytest.param("QS", None, id="one card: no meld, none"),
 ])
 def test_all_but_one_is_found_when_the_hand_holds_it(hand: str, left: str | None) -> None:
     """WROTHAM-LATE: melds of every card but one. The cover search tries the card held by

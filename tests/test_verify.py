@@ -30,12 +30,15 @@ def played(variant: str, seed: int, rules: dict[str, Any] | None = None,
     state, _ = new_game(variant, ["a", "b", "c"], rules or {"match_end": {"deals": 2}},
                         rng=rng)
     log: list[dict[str, Any]] = []
+    refused = 0
     while state.status == "playing" and len(log) < max_moves:
         seat = state.turn
         move = choose_move(state, seat, rng)
         try:
             new, events = apply(state, seat, move, rng)
-        except Violation:
+        except Violation as refusal:
+            refused += 1  # the bot tries again; one that only makes refused moves is stuck
+            assert refused < 1000, f"the bot's moves are refused: {move} {refusal.detail}"
             continue
         log.append(json.loads(json.dumps({"version": len(log) + 1, "seat": seat,
                                           "move": move_to_dict(move), "events": events})))

@@ -142,6 +142,6 @@ def find_all_but_one(state: GameState, seat: int) -> MeldMove | None:
         if spare == state.taken and state.taken_before == 0:
             continue
         chosen: list[Meld] = []
-        if cover(Counter(hand) - Counter([spare]), chosen):
+        if cover(Counter(hand) - Counter([spare]), chosen) and chosen:  # (no meld: no finish)
             return melds_move(chosen)
     return None
