@@ -3,9 +3,9 @@
 Listed: a draw from either pile; each new meld the hand can form (every one, by card
 multiset: :func:`~service.rules.search.candidate_melds`); each card laid off on each meld,
 at each end of a run; each joker swap; each card taken from a meld with each new meld it
-makes with the hand (R51-TAKE); each discard, with and without the last-card announcement;
-a cut-in. A move made of several of these at once (several melds, several cards laid off
-or taken in one move) is not listed.
+makes with the hand (R51-TAKE); each discard (and, when it leaves one card, the same with
+the last-card announcement); a cut-in. A move made of several of these at once (several
+melds, several cards laid off or taken in one move) is not listed.
 
 Exact by construction: candidate moves are generated from the hand and the table, and each
 is kept only if the engine itself accepts it (:func:`~service.rules.engine.apply` on the
@@ -24,6 +24,7 @@ Compound meld actions (a Rummy 51 opening, a Dummy contract, a Wrotham all-at-on
 are too many to list: whether one exists is answered with one example, found by the meld
 search.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
