@@ -17,9 +17,10 @@ it checks what the engine promises:
   lay-offs, several cards laid off, cards taken from several melds, wilds declared (``as``);
   the checks above then hold for those too, and a refused one leaves the state as it was;
 * now and then (``--complete``, a share of the moves), the listing misses nothing: every
-  draw, discard, single-card lay-off, joker swap and new meld of up to
-  :data:`COMPLETE_MELD_CARDS` cards that the engine accepts is listed (or its equivalent:
-  a lay-off the engine places itself is listed at the end it goes to).
+  draw, discard, single-card lay-off, joker swap, new meld of up to
+  :data:`COMPLETE_MELD_CARDS` cards, and card taken from a meld into a new meld of up to 5
+  cards, that the engine accepts is listed (or its equivalent: a lay-off the engine places
+  itself is listed at the end it goes to).
 
 It prints each problem with the game's variant and knobs, and a summary; the exit status
 is 1 when it found any. ``tests/test_fuzz_rules.py`` runs it briefly; longer runs (minutes,
@@ -237,6 +238,9 @@ def _key(wire: dict[str, Any], state: GameState) -> tuple[Any, ...]:
         return ("discard", wire["card"])
     if wire["type"] == "meld" and len(wire["melds"]) == 1 and not wire.get("lay_offs"):
         return ("meld", tuple(sorted(wire["melds"][0]["cards"])))
+    if wire["type"] == "take_from_meld" and len(wire["take"]) == 1 and len(wire["melds"]) == 1:
+        take = wire["take"][0]
+        return ("take", take["meld_id"], take["card"], tuple(sorted(wire["melds"][0]["cards"])))
     if wire["type"] == "lay_off":
         target = state.meld(wire["meld_id"])
         end = None if target is not None and target.kind == "set" else wire.get("end")
@@ -256,6 +260,12 @@ def _simple_moves(state: GameState, seat: int) -> list[Move]:
             moves += [LayOff(target.id, (Piece(card),), end) for end in (None, "low", "high")]
             moves.append(SwapJoker(target.id, card))
     shape = shape_of(state)
+    if state.rules.get("allow_take_from_meld"):  # R51-TAKE: any card of any meld, melded anew
+        for target in state.melds:
+            for card in sorted(set(target.cards)):
+                moves += [TakeFromMeld((Take(target.id, card),), (tuple(map(Piece, m.cards)),))
+                          for m in candidate_melds([*hand, card], shape, SMALL)
+                          if card in m.cards]
     tried: set[tuple[str, ...]] = set()
     for size in range(3, min(len(hand), COMPLETE_MELD_CARDS) + 1):
         for cards in itertools.combinations(sorted(hand), size):
