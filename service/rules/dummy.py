@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from random import Random
 from typing import Any
@@ -255,7 +255,7 @@ class DummyRules(VariantRules):
         """The contract ``seat`` is on."""
         return contract(state.var["contract"][seat])
 
-    def meld_sizes(self, state: GameState, seat: int) -> Container[int] | None:
+    def meld_sizes(self, state: GameState, seat: int) -> Collection[int] | None:
         """A new meld on its own is only ever a contract of one meld (DUMMY-CONTRACTS: the
         contract is laid down in one action; DUMMY-AFTER: no new meld after it): at least
         that meld's size, for a seat not yet down on such a contract, and none else."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections import Counter
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 from service.rules.cards import JOKER, RANKS
 from service.rules.melds import Meld, MeldError, MeldShape, Piece, check_meld
@@ -24,7 +24,7 @@ def _wild_cards(hand: Sequence[str], shape: MeldShape) -> list[str]:
 
 
 def candidate_melds(hand: Sequence[str], shape: MeldShape,
-                    sizes: Container[int] | None = None) -> list[Meld]:
+                    sizes: Collection[int] | None = None) -> list[Meld]:
     """Every distinct valid new meld the cards of ``hand`` can form (by card multiset), of
     a number of cards in ``sizes`` (None: any).
 
@@ -35,6 +35,8 @@ def candidate_melds(hand: Sequence[str], shape: MeldShape,
     ends; within the shape's wild limit. Each is kept when :func:`check_meld` reads it.
     """
     found: dict[tuple[str, ...], Meld] = {}
+    if sizes is not None and not sizes:
+        return []
     wanted = range(3, len(hand) + 1) if sizes is None else sizes
     for combo in _set_combos(hand, shape, wanted):
         _add(found, combo, shape)
@@ -62,7 +64,7 @@ def _wilds(hand: Sequence[str], shape: MeldShape) -> tuple[int, list[list[tuple[
 
 
 def _set_combos(hand: Sequence[str], shape: MeldShape,
-                sizes: Container[int]) -> Iterator[list[str]]:
+                sizes: Collection[int]) -> Iterator[list[str]]:
     """Every multiset of naturals of one rank (of different suits where the shape asks it)
     with every multiset of wilds, three cards or more and within the set's largest size."""
     budget, wild_sets = _wilds(hand, shape)
@@ -89,7 +91,7 @@ def _set_combos(hand: Sequence[str], shape: MeldShape,
 
 
 def _run_combos(hand: Sequence[str], shape: MeldShape,
-                sizes: Container[int]) -> Iterator[list[str]]:
+                sizes: Collection[int]) -> Iterator[list[str]]:
     """Every multiset of cards that can be laid as a run: naturals of different places
     (from the first to the last, any held between them left out for a wild), each place
     by any card of its rank the hand holds (runs of mixed suits: DUMMY-RUN), with every

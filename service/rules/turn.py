@@ -8,7 +8,7 @@ and override only what differs — never a copy of the engine.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any
@@ -111,7 +111,7 @@ class VariantRules:
         state.turn = self.variant.starter(state.players_count, state.dealer)
         state.phase = "draw"
 
-    def meld_sizes(self, state: GameState, seat: int) -> Container[int] | None:
+    def meld_sizes(self, state: GameState, seat: int) -> Collection[int] | None:
         """The sizes a new meld of ``seat``'s could have as a move on its own now (None:
         any): the legal-move listing searches the hand for no others (a necessary condition
         of the engine's own check)."""
