@@ -260,7 +260,8 @@ def compound_action(state: GameState, seat: int,
     pile when there is one; Dummy: the seat's contract (DUMMY-CONTRACTS); Wrotham's late
     deals: every card but one at once (WROTHAM-LATE). None where the variant has none or it
     does not apply now (already down, not the play phase). ``melds``: the hand's
-    candidate melds when the caller has them (:func:`_hand_melds`), else searched here.
+    candidate melds for the Rummy 51 opening when the caller has them (:func:`_hand_melds`),
+    else searched here (the Dummy contract and the Wrotham finish search for their own).
     """
     if state.phase != "play" or state.discard_only or state.turn != seat \
             or state.melded[seat]:
