@@ -158,9 +158,11 @@ def _declared(meld: tuple[str, ...], state: GameState, rng: Random) -> tuple[Pie
 def _combined(state: GameState, seat: int, rng: Random) -> Move | None:
     """A random move made of several at once (not listed, maybe not legal), or None."""
     hand = state.hands[seat]
+    shape = shape_of(state)
     kind = rng.choice(("melds", "lay_off", "take", "declared"))
-    melds = [m.cards for m in candidate_melds(hand, shape_of(state), SMALL)]
-    if kind in ("melds", "declared") and melds:
+    melds = ([m.cards for m in candidate_melds(hand, shape, SMALL)]
+             if kind in ("melds", "declared") else [])
+    if melds:
         chosen: list[tuple[str, ...]] = []
         left = Counter(hand)
         for meld in rng.sample(melds, min(len(melds), 4)):
@@ -176,7 +178,6 @@ def _combined(state: GameState, seat: int, rng: Random) -> Move | None:
         return MeldMove(tuple(pieces), lay_offs)
     if kind == "lay_off" and state.melds and len(hand) > 1:
         target = rng.choice(state.melds)
-        shape = shape_of(state)
         ranks = {ident[0] for ident in target.idents}
         near = [c for c in hand if shape.is_wild(c) or (
             c[0] in ranks if target.kind == "set" else
@@ -191,7 +192,7 @@ def _combined(state: GameState, seat: int, rng: Random) -> Move | None:
                 else list(target.cards)
             takes.append(Take(target.id, rng.choice(ends)))
         taken = [t.card for t in takes]
-        new = [m.cards for m in candidate_melds([*hand, *taken], shape_of(state), SMALL)
+        new = [m.cards for m in candidate_melds([*hand, *taken], shape, SMALL)
                if not Counter(taken) - Counter(m.cards)]
         if new:
             return TakeFromMeld(tuple(takes), (tuple(map(Piece, rng.choice(new))),))
