@@ -214,6 +214,15 @@ def child_exit(server: Any, worker: Any) -> None:
         multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
 
 
+def when_ready(server: Any) -> None:
+    """Say where the service listens. With ``reuse_port`` the master binds nothing, so
+    gunicorn's own start-up line names no address (``Listening at:  (pid)``); each worker
+    binds ``RUMMY_BIND`` itself, as it boots."""
+    if reuse_port:
+        server.log.info("Listening at: http://%s (%d workers, each on a socket of its own, "
+                        "SO_REUSEPORT)", _settings.bind, _settings.workers)
+
+
 def on_starting(server: Any) -> None:
     """With ``reuse_port`` the master binds nothing (each worker binds its own socket), so
     an address another server holds would only show as workers failing to boot, over and

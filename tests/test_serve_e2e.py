@@ -30,6 +30,9 @@ def test_a_complete_match_over_http_then_a_graceful_stop(server: Server) -> None
         server.wait_ready(session)
         health = session.get(f"{server.base_url}/healthz", timeout=REQUEST_TIMEOUT)
         assert health.status_code == 200
+        # the master binds nothing (each worker binds with SO_REUSEPORT); the log still
+        # says where the service listens
+        assert f"Listening at: http://127.0.0.1:{server.port} (2 workers" in server.output()
 
         resp = session.post(f"{server.base_url}/v1/games", timeout=REQUEST_TIMEOUT,
                             json={"variant": "basic", "players": ["Ana", "Bo"],
