@@ -900,6 +900,76 @@ def test_a_body_nested_too_deeply_is_malformed_not_an_error(client: FlaskClient,
     assert_problem(resp, 400, fields={"body"})
 
 
+@pytest.mark.parametrize("content_type", [
+    "application/x-www-form-urlencoded",  # what curl -d sends without -H
+    "text/plain", "multipart/form-data; boundary=x", "application/xml"])
+def test_a_body_declared_as_another_kind_than_json_is_415_naming_what_to_send(
+        client: FlaskClient, content_type: str) -> None:
+    game = Game(client, dealer=1, deals=[deal_a()])
+    before = game.snapshot()
+    resp = client.post(f"{game.path}/moves", data='{"type": "draw", "source": "stock"}',
+                       content_type=content_type, headers=auth(game.tokens[0]))
+    body = assert_problem(resp, 415)
+    assert "Content-Type: application/json" in body["detail"]
+    assert content_type.split(";")[0] in body["detail"]
+    assert resp.headers["Accept-Post"] == "application/json"
+    assert game.snapshot() == before
+    for path, data in [("/v1/games", {"variant": "basic", "players": ["Ana", "Bo"]}),
+                       ("/v1/melds/check", {"variant": "basic", "cards": ["AS", "2S", "3S"]}),
+                       ("/v1/scores/hand", {"variant": "basic", "went_out": 1, "all_at_once": False,
+                                            "hands": [["AS"], []]})]:
+        assert_problem(client.post(path, data=json.dumps(data), content_type=content_type),
+                       415)
+        assert client.post(path, json=data).status_code in (200, 201)
+
+
+def test_the_415_is_in_the_callers_language(client: FlaskClient) -> None:
+    resp = client.post("/v1/games", data="{}", content_type="text/plain",
+                       headers={"Accept-Language": "pt"})
+    body = assert_problem(resp, 415)
+    assert resp.headers["Content-Language"] == "pt"
+    assert body["title"] == "Tipo de conteúdo não suportado"
+    assert body["detail"].startswith("o corpo tem de ser JSON") and "text/plain" in body["detail"]
+
+
+def test_a_body_with_no_content_type_is_read_as_json(client: FlaskClient) -> None:
+    """RFC 9110 lets a recipient look at a body sent without a Content-Type; JSON is the only
+    kind the API takes (a client such as ``requests.post(url, data=…)`` sends none)."""
+    created = client.post("/v1/games", data=json.dumps({"variant": "basic",
+                                                        "players": ["Ana", "Bo"],
+                                                        "dealer": 1, "deals": [deal_a()]}))
+    assert "Content-Type" not in created.request.headers
+    assert created.status_code == 201, created.get_data(as_text=True)
+    game_path = created.headers["Location"]
+    token = created.get_json()["seats"][0]["token"]
+    resp = client.post(f"{game_path}/moves", data='{"type": "draw", "source": "stock"}',
+                       headers=auth(token))
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    assert resp.get_json()["game"]["version"] == 1
+    # malformed or missing fields are still named, as with a JSON Content-Type
+    assert_problem(client.post(f"{game_path}/moves", data='{"type": "draw", ',
+                               headers=auth(token)), 400, fields={"body"})
+    assert_problem(client.post(f"{game_path}/moves", data='{"type": "draw"}',
+                               headers=auth(token)), 400, fields={"source"})
+    assert_problem(client.post("/v1/games", data=""), 400, fields={"variant", "players"})
+
+
+def test_an_idempotency_key_tells_bodies_sent_without_a_content_type_apart(
+        client: FlaskClient) -> None:
+    game = Game(client, dealer=1, deals=[deal_a()])
+    key = {**auth(game.tokens[0]), "Idempotency-Key": "no-type-1"}
+    first = client.post(f"{game.path}/moves", data='{"type": "draw", "source": "stock"}',
+                        headers=key)
+    assert first.status_code == 200, first.get_data(as_text=True)
+    replay = client.post(f"{game.path}/moves", data='{"source": "stock", "type": "draw"}',
+                         headers=key)
+    assert replay.status_code == 200 and replay.headers["Idempotent-Replayed"] == "true"
+    other = client.post(f"{game.path}/moves", data='{"type": "draw", "source": "discard"}',
+                        headers=key)
+    assert_problem(other, 422, code="IDEMPOTENCY_KEY_REUSED")
+    assert game.version() == 1
+
+
 # ---------------------------------------------------------------------------------------
 # If-Match, dry_run, Idempotency-Key
 

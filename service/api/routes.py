@@ -15,6 +15,7 @@ import marshmallow as ma
 from flask import Response, current_app, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
+from webargs import core as webargs_core
 from webargs.flaskparser import FlaskParser
 
 from service.api import fastpath, observe, schemas, security, streams
@@ -29,6 +30,7 @@ from service.rules import (
     move_from_dict,
 )
 from service.rules.checks import MissingFact, check_one_meld, score_one_hand
+from service.rules.errors import N_, Message
 from service.rules.ruleset import VARIANTS, default_rules
 
 
@@ -57,8 +59,26 @@ class Parser(FlaskParser):
     def load_json(self, req: Any, schema: ma.Schema) -> Any:
         """webargs' JSON body, and a body nested too deeply for Python's JSON decoder
         (about a thousand levels: it raises ``RecursionError``) refused as malformed like
-        any other, instead of an internal error."""
+        any other, instead of an internal error.
+
+        The body's ``Content-Type``: JSON is the only kind any endpoint takes. A body sent
+        with no ``Content-Type`` at all is read as JSON (RFC 9110 section 8.3 lets the
+        recipient look at the data). One declared as another kind (a form, plain text:
+        what ``curl -d`` sends unless told ``-H 'Content-Type: application/json'``) is
+        refused with 415, which names what to send; webargs would read no body from it and
+        report every required field missing."""
+        mimetype = req.mimetype
+        if mimetype and not webargs_core.is_json(mimetype):
+            raise Problem(415, "Unsupported Media Type", Message(
+                N_("the body must be JSON, sent with Content-Type: application/json (this "
+                   "request's Content-Type is {content_type})"), {"content_type": mimetype}),
+                headers={"Accept-Post": "application/json"})
         try:
+            if not mimetype and req.get_data(cache=True):
+                try:
+                    return webargs_core.parse_json(req.get_data(cache=True))
+                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                    return self._handle_invalid_json_error(exc, req)
             return super().load_json(req, schema)
         except RecursionError:
             self._handle_invalid_json_error(
@@ -238,7 +258,7 @@ class Games(MethodView):
     @blp.response(201, schemas.GameCreatedSchema,
                   headers={"Location": {"schema": {"type": "string"},
                                         "description": "/v1/games/{game_id}"}})
-    @_problems(400, 401, 413, 429)
+    @_problems(400, 401, 413, 415, 429)
     def post(self, data: dict[str, Any]) -> Response:
         """Create a game; the answer holds each seat's secret token (shown only here)."""
         security.require_api_key(current_app.extensions["settings"])
@@ -294,7 +314,7 @@ class Moves(MethodView):
     @_documents_only(blp.arguments(schemas.MoveQuerySchema, location="query", as_kwargs=True))
     @_documents_only(blp.arguments(schemas.MoveSchema))
     @blp.response(200, schemas.MoveResultSchema)
-    @_problems(400, 401, 403, 404, 412, 413, 422, 503)
+    @_problems(400, 401, 403, 404, 412, 413, 415, 422, 503)
     def post(self, game_id: str) -> Response:
         """Propose a move; applied atomically if legal (``dry_run=true``: validate only)."""
         # the hot endpoint parses its arguments here, in the order (and with the parser and
@@ -311,7 +331,7 @@ class Moves(MethodView):
         if_match = _if_match(headers.get("if_match"))
         fingerprint = ""  # what identifies the request for an idempotent retry
         if key is not None:
-            canonical = json.dumps(request.get_json(silent=True), sort_keys=True,
+            canonical = json.dumps(request.get_json(force=True, silent=True), sort_keys=True,
                                    separators=(",", ":"))
             fingerprint = hashlib.sha256(f"{dry_run}|{canonical}".encode()).hexdigest()
         try:
@@ -387,6 +407,7 @@ class MeldCheck(MethodView):
     @stateless.arguments(schemas.MeldCheckSchema)
     @stateless.response(200, schemas.MeldCheckResultSchema)
     @stateless.alt_response(400, schema=schemas.ProblemSchema, content_type=PROBLEM_MIMETYPE)
+    @stateless.alt_response(415, schema=schemas.ProblemSchema, content_type=PROBLEM_MIMETYPE)
     def post(self, data: dict[str, Any]) -> Response:
         """Is this meld valid on its own under a variant and rules; wilds; points."""
         pieces = tuple(Piece(c) if isinstance(c, str) else Piece(c["card"], c.get("as"))
@@ -399,6 +420,7 @@ class ScoreHand(MethodView):
     @stateless.arguments(schemas.ScoreHandSchema)
     @stateless.response(200, schemas.ScoreHandResultSchema)
     @stateless.alt_response(400, schema=schemas.ProblemSchema, content_type=PROBLEM_MIMETYPE)
+    @stateless.alt_response(415, schema=schemas.ProblemSchema, content_type=PROBLEM_MIMETYPE)
     def post(self, data: dict[str, Any]) -> Response:
         """Score the end of one hand under a variant's scoring."""
         try:
