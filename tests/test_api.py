@@ -330,6 +330,22 @@ def test_create_refuses_a_body_that_is_not_an_object(client: FlaskClient, body: 
     assert_problem(resp, 400, fields={"body"})
 
 
+@pytest.mark.parametrize("name", ["", "   ", "\t", "Ana\u0000", "Ana\n", "Bo\r\nX-Evil: 1",
+                                  "\u001b[31mred", "x\u0085", "x" * 41])
+def test_create_refuses_a_blank_name_or_one_with_control_characters(
+        client: FlaskClient, name: str) -> None:
+    resp = client.post("/v1/games", json={"variant": "basic", "players": ["Ana", name]})
+    assert_problem(resp, 400, fields={"players.1"})
+
+
+@pytest.mark.parametrize("name", ["Ana Bo", " Cy ", "José", "Łukasz", "Åsa", "李", "🂡 Ace",
+                                  "x" * 40])
+def test_create_takes_any_other_name(client: FlaskClient, name: str) -> None:
+    resp = client.post("/v1/games", json={"variant": "basic", "players": [name, "Bo"]})
+    assert resp.status_code == 201, resp.get_data(as_text=True)
+    assert resp.get_json()["seats"][0]["name"] == name
+
+
 def test_create_refuses_wrong_types_naming_each_field(client: FlaskClient) -> None:
     resp = client.post("/v1/games", json={"variant": 1, "players": "Ana", "dealer": "x",
                                           "rules": [], "deals": {}})

@@ -21,6 +21,9 @@ from service.rules.ruleset import KNOBS, VARIANTS, Knob, rules_errors
 MAX_PLAYERS = 6
 MAX_DEALS = 50
 MAX_NAME = 40
+NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$(?!\n)"
+"""A player's name: shown to every seat and in the web table, so not blank and free of
+control characters (a NUL, a line break, an escape); any other text goes."""
 
 
 class CardCode(fields.String):
@@ -149,7 +152,10 @@ def _knobs_spec() -> dict[str, Any]:
 class GameCreateSchema(StrictSchema):
     variant = fields.String(required=True, validate=validate.Length(min=1, max=40),
                             metadata={"example": "basic"})
-    players = fields.List(fields.String(validate=validate.Length(min=1, max=MAX_NAME)),
+    players = fields.List(fields.String(validate=[
+        validate.Length(min=1, max=MAX_NAME),
+        validate.Regexp(NAME_PATTERN, error="a name needs a visible character and no "
+                                            "control characters")]),
                           required=True, validate=validate.Length(min=2, max=MAX_PLAYERS),
                           metadata={"example": ["Ana", "Bo"]})
     rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
