@@ -536,7 +536,9 @@ class EventsPageSchema(ma.Schema):
     game_id = fields.String(required=True)
     after = fields.Integer(required=True)
     entries = fields.List(fields.Nested(LogEntrySchema), required=True)
-    last_version = fields.Integer(required=True)
+    last_version = fields.Integer(required=True, metadata={
+        "description": "the version of the last entry on this page (`after` when there is "
+                       "none): the `after` of the next page"})
 
 
 class MeldCheckSchema(StrictSchema):
