@@ -195,6 +195,11 @@ INVALID = [
      {("INVALID_MELD", "WROTHAM-DECK")}),
     ("WROTHAM-DECK", "wrotham", {}, ["5H", "6S", "7H"], {("INVALID_MELD", "WROTHAM-DECK")}),
     ("C-MELD", "wrotham", {}, ["JK", "JK", "JK"], {("INVALID_MELD", "C-MELD")}),
+    # C-DECK: no meld holds more copies of a card than the variant's deck
+    ("C-DECK", "dummy", {}, ["5S", "5S", "5S"], {("INVALID_MELD", "C-DECK")}),
+    ("C-DECK", "dummy", {}, ["5S", "JK", "JK", "JK", "JK", "JK"], {("INVALID_MELD", "C-DECK")}),
+    ("C-DECK", "wrotham", {}, ["5S", "JK", "JK", "JK", "JK"], {("INVALID_MELD", "C-DECK")}),
+    ("C-DECK", "basic", {}, ["5S", "6S", "6S", "7S"], {("INVALID_MELD", "C-DECK")}),
 ]
 
 
@@ -213,6 +218,17 @@ def test_invalid_melds_list_every_reason(client: FlaskClient, rule: str, variant
     assert reasons <= got, body["errors"]
     assert {e["rule"] for e in body["errors"]} <= RULE_IDS, body["errors"]
     assert all(isinstance(e["detail"], str) and e["detail"] for e in body["errors"])
+
+
+def test_a_meld_with_more_copies_than_the_deck_says_how_many_it_holds(
+        client: FlaskClient) -> None:
+    body = check(client, "dummy", {}, ["5S", "5S", "5S", "5H"])
+    assert body["errors"] == [{"code": "INVALID_MELD", "rule": "C-DECK",
+                               "detail": "the Dummy rummy deck holds 2 5S, not 3"}]
+    body = check(client, "wrotham", {}, ["5S", "JK", "JK", "JK", "JK"])
+    assert [e["detail"] for e in body["errors"]] == ["the Wrotham rummy deck holds 3 JK, not 4"]
+    # as many copies as the deck holds is a meld like any other
+    assert check(client, "dummy", {}, ["5S", "5S", "5H"])["valid"] is True
 
 
 def test_a_two_card_meld_is_too_short(client: FlaskClient) -> None:
@@ -405,6 +421,22 @@ def test_dry_rummy_is_flagged(client: FlaskClient) -> None:
      {"hands.1.0"}),
     ({"variant": "basic", "went_out": 0, "hands": [[], ["AS", "JK"]], "all_at_once": False},
      {"hands.1"}),
+    # C-DECK: the hands (and the last discard) are cards of one deck
+    ({"variant": "basic", "went_out": 0, "hands": [[], ["AS", "AS"]], "all_at_once": False},
+     {"hands"}),
+    ({"variant": "basic", "went_out": 0, "hands": [[], ["AS"], ["AS"]], "all_at_once": False},
+     {"hands"}),
+    ({"variant": "wrotham", "went_out": 0, "hands": [[], ["JK", "JK"], ["JK", "JK"]],
+      "all_at_once": False}, {"hands"}),
+    ({"variant": "rummy51", "went_out": 0, "hands": [[], ["AS", "AS"]], "opened": [True, True],
+      "all_at_once": True, "final_discard": "AS"}, {"hands"}),
+    ({"variant": "basic", "went_out": 0, "hands": [[], ["AS"]], "all_at_once": False,
+      "final_discard": "JK"}, {"final_discard"}),
+    # C-OUT: the seat that went out holds nothing
+    ({"variant": "basic", "went_out": 1, "hands": [[], ["AS"]], "all_at_once": False},
+     {"hands.1"}),
+    ({"variant": "rummy51", "went_out": 0, "hands": [["KD"], ["AS"], ["KC"]],
+      "opened": [True, True, False], "all_at_once": False}, {"hands.0"}),
     ({"variant": "canasta", "went_out": 0, "hands": [[], ["AS"]]}, {"variant"}),
     ({"variant": "basic", "rules": {"scoring": "golf"}, "went_out": 0, "hands": [[], ["AS"]],
       "all_at_once": False}, {"rules.scoring"}),

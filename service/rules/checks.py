@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,12 +28,18 @@ def check_one_meld(variant_id: str, overrides: Mapping[str, Any] | None,
     vr = variant_rules(variant.id)
     shape = vr.meld_shape(rules)
     reasons: list[Reason] = []
-    deck = set(variant.deck())
+    deck = Counter(variant.deck())
     for p in pieces:
         if p.card not in deck:
             reasons.append(Reason(Code.INVALID_MELD, "C-DECK",
                                   N_("{card} is not a card of the {variant} deck"),
                                   card=p.card, variant=variant.name))
+    for card, count in Counter(p.card for p in pieces).items():
+        if 0 < deck[card] < count:
+            reasons.append(Reason(Code.INVALID_MELD, "C-DECK",
+                                  N_("the {variant} deck holds {copies} {card}, not {count}"),
+                                  card=card, variant=variant.name, copies=deck[card],
+                                  count=count))
     if not reasons:
         try:
             meld = check_meld(pieces, shape)
@@ -71,12 +78,27 @@ def score_one_hand(variant_id: str, overrides: Mapping[str, Any] | None,
     went_out = facts.get("went_out")
     if went_out is not None and not 0 <= went_out < n:
         raise MissingFact("went_out", f"must be a seat from 0 to {n - 1} or null")
-    deck = variant.deck()
+    deck = Counter(variant.deck())
     for seat, hand in enumerate(hands):
         for card in hand:
             if card not in deck:
                 raise MissingFact(f"hands.{seat}", f"{card} is not a card of the "
                                                    f"{variant.name} deck")
+    final_discard = facts.get("final_discard")
+    if final_discard is not None and final_discard not in deck:
+        raise MissingFact("final_discard", f"{final_discard} is not a card of the "
+                                           f"{variant.name} deck")
+    held = Counter(card for hand in hands for card in hand)
+    if final_discard is not None:
+        held[final_discard] += 1
+    over = sorted(card for card, count in held.items() if count > deck[card])
+    if over:  # C-DECK: the hands and the last discard are cards of one deck
+        raise MissingFact("hands", f"more copies than the {variant.name} deck holds: " + ", ".join(
+            f"{card} {held[card]} times (the deck holds {deck[card]})" for card in over))
+    if went_out is not None and hands[went_out]:
+        raise MissingFact(f"hands.{went_out}", "the seat that went out holds no card "
+                                               "(C-OUT): hands are the cards each seat "
+                                               "still holds")
     needs = [name for name in vr.score_needs if facts.get(name) is None
              and _needed(name, went_out, facts)]
     if needs:
