@@ -219,8 +219,9 @@ def when_ready(server: Any) -> None:
     gunicorn's own start-up line names no address (``Listening at:  (pid)``); each worker
     binds ``RUMMY_BIND`` itself, as it boots."""
     if reuse_port:
-        server.log.info("Listening at: http://%s (%d workers, each on a socket of its own, "
-                        "SO_REUSEPORT)", _settings.bind, _settings.workers)
+        for address in server.cfg.bind:
+            server.log.info("Listening at: http://%s (%d workers, each on a socket of its "
+                            "own, SO_REUSEPORT)", address, server.num_workers)
 
 
 def on_starting(server: Any) -> None:
