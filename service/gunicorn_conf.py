@@ -235,13 +235,17 @@ def on_starting(server: Any) -> None:
     upgrading = bool(getattr(server, "master_pid", 0))  # the running master's pid, or 0
     if not reuse_port or upgrading:
         return
-    host, port = gunicorn_util.parse_address(_settings.bind)
-    # the family gunicorn binds with: IPv6 for an IPv6 literal, else IPv4
-    family = _socket.AF_INET6 if gunicorn_util.is_ipv6(host) else _socket.AF_INET
-    with _socket.socket(family, _socket.SOCK_STREAM) as probe:
-        probe.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            server.log.error("Connection in use: %s (%s)", _settings.bind, exc.strerror)
-            raise SystemExit(1) from None
+    # the addresses gunicorn will bind: RUMMY_BIND, or what its --bind says instead
+    for address in server.cfg.bind:
+        if address.startswith(("unix:", "fd://")):
+            continue
+        host, port = gunicorn_util.parse_address(address)
+        # the family gunicorn binds with: IPv6 for an IPv6 literal, else IPv4
+        family = _socket.AF_INET6 if gunicorn_util.is_ipv6(host) else _socket.AF_INET
+        with _socket.socket(family, _socket.SOCK_STREAM) as probe:
+            probe.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                server.log.error("Connection in use: %s (%s)", address, exc.strerror)
+                raise SystemExit(1) from None

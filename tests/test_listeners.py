@@ -75,6 +75,53 @@ def test_a_second_server_on_the_same_address_stops_with_a_clear_error(
     assert sum(workers.values()) == 8
 
 
+@pytest.mark.slow
+def test_gunicorns_own_bind_is_the_address_checked_and_announced(redis_url: str,
+                                                                tmp_path: Path) -> None:
+    """``gunicorn -c python:service.gunicorn_conf --bind …`` (the Docker image's command)
+    binds the ``--bind`` address, not ``RUMMY_BIND``: that is the one checked for a server
+    already there, and the one the start-up line names."""
+    from service.redis_server import free_port
+
+    with socket.socket() as taken:  # RUMMY_BIND names an address another server holds
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        env = dict(plain_env(), REDIS_URL=redis_url, RUMMY_BIND=f"127.0.0.1:{busy}",
+                   RUMMY_WORKERS="1")
+        command = [sys.executable, "-m", "gunicorn", "--config",
+                   "python:service.gunicorn_conf", "--bind"]
+        port = free_port()
+        log = tmp_path / "gunicorn.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen([*command, f"127.0.0.1:{port}"], env=env, cwd=tmp_path,
+                                    stdout=out, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                assert proc.poll() is None, log.read_text()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                try:
+                    conn.request("GET", "/readyz")
+                    if conn.getresponse().status == 200:
+                        break
+                except OSError:
+                    pass
+                finally:
+                    conn.close()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.1)
+            assert f"Listening at: http://127.0.0.1:{port} (1 workers" in log.read_text()
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+        # and a --bind address that is taken stops the server with the clear error
+        refused = subprocess.run([*command, f"127.0.0.1:{busy}"], env=env, cwd=tmp_path,
+                                 capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert f"Connection in use: 127.0.0.1:{busy}" in refused.stdout + refused.stderr
+
+
 def _conf(env: dict[str, str]) -> bool:
     """``reuse_port`` as gunicorn_conf works it out in the given environment."""
     out = subprocess.run(
