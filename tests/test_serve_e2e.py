@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -175,3 +176,34 @@ def test_a_move_body_is_read_by_its_length_chunked_or_not_at_all_when_cut_short(
                              f"Content-Length: {len(discard)}\r\n", discard.encode())
     assert status == 200, body
     assert version() == 2
+
+
+def _open_stream(port: int, path: str) -> tuple[socket.socket, bytes]:
+    """A raw connection asking for the event stream at ``path``: the socket and the
+    status line with the first bytes of the answer."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n"
+                 .encode())
+    return sock, sock.recv(4096)
+
+
+def test_a_stream_whose_client_went_away_gives_its_slot_back_at_once(
+        tmp_path: Path, redis_url: str) -> None:
+    """One worker with one stream slot and heartbeats a minute apart: a client that closes
+    its stream frees the slot within a poll or two, not at the next heartbeat."""
+    env = {"RUMMY_SSE_MAX_STREAMS": "1", "RUMMY_SSE_HEARTBEAT_SECONDS": "60"}
+    with served(tmp_path, redis_url, workers=1, env=env) as server:
+        created = requests.post(f"{server.base_url}/v1/games", timeout=REQUEST_TIMEOUT,
+                                json={"variant": "basic", "players": ["Ana", "Bo"]})
+        assert created.status_code == 201, created.text
+        path = f"/v1/games/{created.json()['game_id']}/events"
+        for _ in range(4):  # a page loaded, then reloaded three times
+            deadline = time.monotonic() + 3
+            while True:
+                sock, answer = _open_stream(server.port, path)
+                sock.close()  # the stream (or the 503) is dropped at once
+                if answer.startswith(b"HTTP/1.1 200"):
+                    break
+                assert answer.startswith(b"HTTP/1.1 503"), answer
+                assert time.monotonic() < deadline, "the slot was not given back"
+                time.sleep(0.1)

@@ -10,11 +10,12 @@ EventSource does this by itself). The other threads always remain for ordinary r
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
 
-from flask import Response, current_app
+from flask import Response, current_app, request
 
 from service.api.problems import Problem
 from service.config import Settings
@@ -38,6 +39,20 @@ class StreamSlots:
         self._slots.release()
 
 
+def client_gone(sock: socket.socket | None) -> bool:
+    """Whether the client has closed its end of ``sock`` (the connection a stream is
+    written to): a peek that would not block reads end of file. False when that cannot be
+    told (no socket, as under a test client; TLS, whose sockets take no peek flags)."""
+    if sock is None:
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except (BlockingIOError, InterruptedError, ValueError):
+        return False
+    except OSError:  # reset by the peer
+        return True
+
+
 def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) -> Response:
     slots: StreamSlots = current_app.extensions["streams"]
     if not slots.acquire():
@@ -45,6 +60,11 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) 
                       "too many event streams on this server; retry, or poll "
                       "GET …/events?after=N", headers={"Retry-After": "2"})
     settings = slots.settings
+    # gunicorn's connection to the client: a stream whose client has gone ends at the next
+    # poll instead of at the next heartbeat that fails to be written (15 s and more), so
+    # its slot is free for the client's next stream (a reloaded page, a flaky network)
+    connection = request.environ.get("gunicorn.socket")
+    sock = connection if isinstance(connection, socket.socket) else None
 
     def generate() -> Iterator[str]:
         try:
@@ -53,6 +73,8 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) 
             beat = started + settings.sse_heartbeat_seconds
             yield "retry: 1000\n\n"
             while time.monotonic() - started < settings.sse_max_seconds:
+                if client_gone(sock):
+                    return
                 entries = referee.events(game_id, viewer, last, 200)
                 for entry in entries:
                     last = entry["version"]
