@@ -841,6 +841,51 @@ def test_l14_draw_a_move_after_which_71_is_out_of_reach_is_refused() -> None:
     assert state.turn == 0
 
 
+def l14_lay_offs_reach_71() -> GameState:
+    """L14: seat 0 opened with sets of kings and queens and discarded 7H; seat 1 (not
+    opened) can open with 5H 6H 7H / JS JH JD / 4S 4C 4D (60) and lay off KC and QC on those
+    sets (+20): 80, the 71 of L14-DRAW counting lay-offs as melding points."""
+    state = start(L14, ["KS KH KD QS QH QD AD 2D 3D 5C 8C JC 4H 7S 7H",
+                        "5H 6H JS JH JD 4S 4C 4D KC QC 8S 2C 9D TC"], stock="3S 5D 6S 6D")
+    state, _ = play(state, (0, "discard 4H"), (1, "draw stock"), (1, "discard 3S"),
+                    (0, "draw stock"), (0, "meld KS KH KD / QS QH QD / AD 2D 3D"),
+                    (0, "discard 7H"))
+    assert state.melded == [True, False]
+    return state
+
+
+def test_l14_draw_lay_offs_count_toward_the_71_in_one_opening_action() -> None:
+    state, _ = play(l14_lay_offs_reach_71(), (1, "draw discard"),
+                    (1, "meld 5H 6H 7H / JS JH JD / 4S 4C 4D + m1 KC + m2 QC"))
+    assert state.turn_points == 80
+    state, _ = play(state, (1, "discard 9D"))
+    assert state.melded == [True, True]
+
+
+def test_l14_draw_lay_offs_after_the_opening_make_up_the_71() -> None:
+    state, _ = play(l14_lay_offs_reach_71(), (1, "draw discard"),
+                    (1, "meld 5H 6H 7H / JS JH JD / 4S 4C 4D"))
+    assert state.turn_points == 60
+    state, _ = play(state, (1, "lay m1 KC"))
+    assert_refused(state, 1, "discard 9D",
+                   (Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
+                    "having taken the discard you must put down 71 points this turn; 70 so "
+                    "far"))
+    state, _ = play(state, (1, "lay m2 QC"), (1, "discard 9D"))
+    assert state.turn_points == 0 and state.turn == 0
+
+
+def test_l14_the_listing_offers_the_opening_with_its_lay_offs() -> None:
+    state, _ = play(l14_lay_offs_reach_71(), (1, "draw discard"))
+    compound = legal_moves(state, 1).compound
+    assert compound is not None
+    assert compound["exists"] is True, compound
+    example = compound["example"]
+    assert example["lay_offs"], example
+    new, _ = apply(state, 1, move_from_dict(example), Random(1))
+    assert new.turn_points >= 71 and new.melded[1]
+
+
 def test_r51_draw_same_lay_off_is_fine_without_the_71_rule() -> None:
     state = draw_turn(R51, "6H 7H KS KH KD 2C 3C 4C QS QD JK 9D JS", "8H")
     state, _ = play(state, (1, "draw discard"), (1, "meld 6H 7H 8H / 2C 3C 4C / KS KH KD"),

@@ -233,7 +233,15 @@ class Rummy51Rules(VariantRules):
             need_clean_run=rules.opening_requires_clean_run, keep=keep)
         if found is not None:
             return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found))
-        if must_use is None or not rules.opening_counts_lay_offs:
+        if not rules.opening_counts_lay_offs:
+            return None
+        if target > rules.opening_points:  # L14-DRAW: the rest by lay-offs after the melds
+            move = self._melds_then_lay_offs(
+                turn, hand, candidates, target, must_use, rules.opening_requires_clean_run,
+                max(rules.opening_points, 1), keep)
+            if move is not None:
+                return move
+        if must_use is None:
             return None
         # the card laid off in the opening action, after its melds (R51-OPEN)
         rest = remove(hand, [must_use])
@@ -247,6 +255,60 @@ class Rummy51Rules(VariantRules):
                 return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found),
                                 (LayOff(meld_id, (Piece(must_use),)),))
         return None
+
+    def _melds_then_lay_offs(self, turn: Turn, hand: Sequence[str], candidates: list[Meld],
+                             need: int, must_use: str | None, clean_run: bool, least: int,
+                             keep: int, table: list[tuple[int, Meld]] | None = None
+                             ) -> MeldMove | None:
+        """New melds of ``hand`` worth at least ``least`` (holding ``must_use``, with a
+        clean run if asked), then lay-offs of other cards on the table's melds, worth
+        ``need`` together: the melding points L14-DRAW asks of the turn may come from
+        lay-offs too (an opening counts those made after its melds: R51-OPEN). Constructive
+        and greedy: melds from the richest combination the search finds down to ``least``,
+        then the richest lay-off at each step; None when that finds nothing."""
+        bar = need
+        while True:
+            bar = max(bar - 10, least)
+            found = search.best_combination(hand, candidates, need_points=bar,
+                                            must_use=must_use, need_clean_run=clean_run,
+                                            keep=keep, require_any=True)
+            if found is not None:
+                points = sum(m.points for m in found)
+                rest = remove(hand, [c for m in found for c in m.cards])
+                lay_offs = self._lay_offs_worth(turn, rest, need - points, keep, table=table)
+                if lay_offs is not None:
+                    return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found),
+                                    lay_offs)
+            if bar <= least:
+                return None
+
+    def _lay_offs_worth(self, turn: Turn, hand: Sequence[str], need: int, keep: int,
+                        first: str | None = None, table: list[tuple[int, Meld]] | None = None
+                        ) -> tuple[LayOff, ...] | None:
+        """Lay-offs of ``hand``'s cards, one card each, on the melds already on the table
+        (``table``: as :meth:`_table` reads them, or grown by earlier lay-offs; grown as
+        cards go on), ``first`` before any, then the richest at each step, until they add
+        ``need`` melding points with ``keep`` cards left; None if they never do. Greedy and
+        constructive."""
+        table = list(table) if table is not None else self._table(turn)
+        ids = [m.id for m in turn.state.melds]
+        left = list(hand)
+        made: list[LayOff] = []
+        added = 0
+        while added < need or (first is not None and not made):
+            if len(left) - 1 < keep:
+                return None
+            cards = [first] if first is not None and not made else sorted(set(left))
+            options = [(grown.points - table[i][1].points, card, i, grown)
+                       for card in cards for i, grown in self._lay_offs(turn, table, card)]
+            if not options:
+                return None
+            gain, card, i, grown = max(options, key=lambda o: (o[0], o[1], -o[2]))
+            table[i] = (table[i][0], grown)
+            left = remove(left, [card])
+            made.append(LayOff(ids[i], (Piece(card),)))
+            added += gain
+        return tuple(made)
 
     def _lay_off_points(self, turn: Turn, card: str) -> Iterator[tuple[str, int]]:
         """``(meld id, melding points added)`` for each table meld ``card`` can go on."""
@@ -313,7 +375,45 @@ class Rummy51Rules(VariantRules):
                        for m in candidates)
         found = search.best_combination(hand, candidates, need_points=need, must_use=card,
                                         keep=keep)
-        return found is not None
+        return found is not None or self._reaches(turn, hand, need, keep, card, candidates)
+
+    def _reaches(self, turn: Turn, hand: Sequence[str], need: int, keep: int,
+                 card: str | None = None, candidates: list[Meld] | None = None) -> bool:
+        """Could an opened player still put down ``need`` melding points this turn, with
+        ``card`` placed if given, by new melds and lay-offs (L14-DRAW counts both)?
+        Constructive, so never a plan that does not exist: the melds alone, lay-offs alone
+        (``card`` first), melds (holding ``card``) then lay-offs, or ``card`` laid off
+        first and then melds and lay-offs of the rest."""
+        if candidates is None:
+            candidates = self._candidates(turn, hand)
+        if search.best_combination(hand, candidates, need_points=max(need, 1), must_use=card,
+                                   keep=keep) is not None:
+            return True
+        if card is not None or need > 0:
+            lay_offs = self._lay_offs_worth(turn, hand, need, keep, first=card)
+            if lay_offs is not None:
+                return True
+        if self._melds_then_lay_offs(turn, hand, candidates, need, card, False, 1,
+                                     keep) is not None:
+            return True
+        if card is None or len(hand) - 1 < keep:
+            return False
+        # ``card`` laid off first, then melds (and lay-offs) of the rest
+        table = self._table(turn)
+        rest = remove(hand, [card])
+        rest_melds = [m for m in candidates if Counter(m.cards) <= Counter(rest)]
+        for i, grown in self._lay_offs(turn, table, card):
+            left = need - (grown.points - table[i][1].points)
+            if left <= 0 and len(rest) >= keep:
+                return True
+            if search.best_combination(rest, rest_melds, need_points=max(left, 1),
+                                       keep=keep) is not None:
+                return True
+            if self._melds_then_lay_offs(turn, rest, rest_melds, left, None, False, 1, keep,
+                                         [*table[:i], (table[i][0], grown), *table[i + 1:]]
+                                         ) is not None:
+                return True
+        return False
 
     # -- joker swap and taking from melds --------------------------------------------------
 
@@ -553,10 +653,19 @@ class Lebanese14Rules(Rummy51Rules):
         s = turn.state
         if s.taken is not None and s.turn_points < self.discard_draw_points:
             need = self.discard_draw_points - s.turn_points
-            found = search.best_combination(
-                turn.hand, self._candidates(turn, turn.hand), need_points=need,
-                keep=1 if turn.rules.must_discard_to_go_out else 0)
-            if found is None:
+            keep = 1 if turn.rules.must_discard_to_go_out else 0
+            jokers = s.joker_floor is not None and turn.hand.count(JOKER) > s.joker_floor
+            if turn.taken_pending() and not jokers:
+                # the taken card and the points together (melds and lay-offs)
+                reached = self._can_use(turn, turn.hand, s.taken,
+                                        need_points=self.discard_draw_points)
+            elif turn.opened:
+                reached = self._reaches(turn, turn.hand, need, keep)
+            else:
+                reached = search.best_combination(
+                    turn.hand, self._candidates(turn, turn.hand), need_points=need,
+                    keep=keep) is not None
+            if not reached:
                 raise Violation(Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
                                 N_("after this, {points} points could no longer be put down "
                                    "this turn"), points=self.discard_draw_points)
