@@ -285,25 +285,30 @@ class Rummy51Rules(VariantRules):
     def _lay_offs_worth(self, turn: Turn, hand: Sequence[str], need: int, keep: int,
                         first: str | None = None, table: list[tuple[int, Meld]] | None = None
                         ) -> tuple[LayOff, ...] | None:
-        """Lay-offs of ``hand``'s cards, one card each, on the melds already on the table
-        (``table``: as :meth:`_table` reads them, or grown by earlier lay-offs; grown as
-        cards go on), ``first`` before any, then the richest at each step, until they add
+        """Lay-offs of ``hand``'s cards, one card each and at most one on each meld already
+        on the table (``table``: as :meth:`_table` reads them, or grown by earlier
+        lay-offs), ``first`` before any, then the richest at each step, until they add
         ``need`` melding points with ``keep`` cards left; None if they never do. Greedy and
-        constructive."""
+        constructive. One card a meld, because the lay-offs of one meld action are each
+        checked against the meld as it was before the action (two cards for one meld go in
+        one lay-off)."""
         table = list(table) if table is not None else self._table(turn)
         ids = [m.id for m in turn.state.melds]
         left = list(hand)
         made: list[LayOff] = []
+        used: set[int] = set()
         added = 0
         while added < need or (first is not None and not made):
             if len(left) - 1 < keep:
                 return None
             cards = [first] if first is not None and not made else sorted(set(left))
             options = [(grown.points - table[i][1].points, card, i, grown)
-                       for card in cards for i, grown in self._lay_offs(turn, table, card)]
+                       for card in cards for i, grown in self._lay_offs(turn, table, card)
+                       if i not in used]
             if not options:
                 return None
             gain, card, i, grown = max(options, key=lambda o: (o[0], o[1], -o[2]))
+            used.add(i)
             table[i] = (table[i][0], grown)
             left = remove(left, [card])
             made.append(LayOff(ids[i], (Piece(card),)))
