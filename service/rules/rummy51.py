@@ -378,26 +378,22 @@ class Rummy51Rules(VariantRules):
                 return True
             return any(card in m.cards and len(hand) - len(m.cards) >= keep
                        for m in candidates)
-        found = search.best_combination(hand, candidates, need_points=need, must_use=card,
-                                        keep=keep)
-        return found is not None or self._reaches(turn, hand, need, keep, card, candidates)
+        return self._reaches(turn, hand, need, keep, card, candidates)
 
     def _reaches(self, turn: Turn, hand: Sequence[str], need: int, keep: int,
                  card: str | None = None, candidates: list[Meld] | None = None) -> bool:
-        """Could an opened player still put down ``need`` melding points this turn, with
+        """Could an opened player still put down ``need`` (> 0) melding points this turn, with
         ``card`` placed if given, by new melds and lay-offs (L14-DRAW counts both)?
         Constructive, so never a plan that does not exist: the melds alone, lay-offs alone
         (``card`` first), melds (holding ``card``) then lay-offs, or ``card`` laid off
         first and then melds and lay-offs of the rest."""
         if candidates is None:
             candidates = self._candidates(turn, hand)
-        if search.best_combination(hand, candidates, need_points=max(need, 1), must_use=card,
+        if search.best_combination(hand, candidates, need_points=need, must_use=card,
                                    keep=keep) is not None:
             return True
-        if card is not None or need > 0:
-            lay_offs = self._lay_offs_worth(turn, hand, need, keep, first=card)
-            if lay_offs is not None:
-                return True
+        if self._lay_offs_worth(turn, hand, need, keep, first=card) is not None:
+            return True
         if self._melds_then_lay_offs(turn, hand, candidates, need, card, False, 1,
                                      keep) is not None:
             return True
