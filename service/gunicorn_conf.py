@@ -214,12 +214,18 @@ def child_exit(server: Any, worker: Any) -> None:
         multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
 
 
+def _tcp_binds(server: Any) -> list[str]:
+    """The TCP addresses gunicorn will bind: ``RUMMY_BIND``, or what its ``--bind`` says
+    instead (a Unix socket or an inherited descriptor left out)."""
+    return [a for a in server.cfg.bind if not a.startswith(("unix:", "fd://"))]
+
+
 def when_ready(server: Any) -> None:
     """Say where the service listens. With ``reuse_port`` the master binds nothing, so
     gunicorn's own start-up line names no address (``Listening at:  (pid)``); each worker
     binds ``RUMMY_BIND`` itself, as it boots."""
     if reuse_port:
-        for address in server.cfg.bind:
+        for address in _tcp_binds(server):
             server.log.info("Listening at: http://%s (%d workers, each on a socket of its "
                             "own, SO_REUSEPORT)", address, server.num_workers)
 
@@ -235,10 +241,7 @@ def on_starting(server: Any) -> None:
     upgrading = bool(getattr(server, "master_pid", 0))  # the running master's pid, or 0
     if not reuse_port or upgrading:
         return
-    # the addresses gunicorn will bind: RUMMY_BIND, or what its --bind says instead
-    for address in server.cfg.bind:
-        if address.startswith(("unix:", "fd://")):
-            continue
+    for address in _tcp_binds(server):
         host, port = gunicorn_util.parse_address(address)
         # the family gunicorn binds with: IPv6 for an IPv6 literal, else IPv4
         family = _socket.AF_INET6 if gunicorn_util.is_ipv6(host) else _socket.AF_INET
