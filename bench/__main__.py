@@ -45,9 +45,11 @@ def _parser() -> argparse.ArgumentParser:
                         help="gunicorn workers (default: the service's, RUMMY_WORKERS or CPUs)")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads per worker (default: the service's, RUMMY_THREADS)")
-    parser.add_argument("--pin-workers", action="store_true",
+    parser.add_argument("--pin-workers", action=argparse.BooleanOptionalAction, default=None,
                         help="keep each gunicorn worker on a CPU of its own "
-                             "(RUMMY_PIN_WORKERS=1, for the service and the floor)")
+                             "(RUMMY_PIN_WORKERS=1, for the service and the floor), or "
+                             "not (--no-pin-workers: 0); default: the service's own, auto "
+                             "(pinned when there is one worker per CPU)")
     parser.add_argument("--skip-engine", action="store_true",
                         help="skip the in-process engine figures")
     parser.add_argument("--skip-floor", action="store_true",

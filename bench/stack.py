@@ -39,7 +39,7 @@ class Stack:
     """redis-server + ``rummy-referee serve``, started and stopped together."""
 
     def __init__(self, tmp: Path, workers: int | None = None, threads: int | None = None,
-                 floor: bool = False, pin_workers: bool = False,
+                 floor: bool = False, pin_workers: bool | None = None,
                  env: dict[str, str] | None = None) -> None:
         self.tmp = tmp
         self.extra_env = dict(env or {})
@@ -52,7 +52,8 @@ class Stack:
         self.workers = workers
         self.threads = threads
         self.pin_workers = pin_workers
-        """``RUMMY_PIN_WORKERS=1``: each worker kept to a CPU of its own."""
+        """``RUMMY_PIN_WORKERS``: True 1 (each worker kept to a CPU of its own), False 0
+        (left to the kernel), None the service's default (``auto``)."""
         self.redis = RedisServer(tmp / "redis", appendonly=True, appendfsync=APPENDFSYNC)
         self.port = 0
         self.server: subprocess.Popen[bytes] | None = None
@@ -129,17 +130,19 @@ class Stack:
             env["RUMMY_WORKERS"] = str(self.workers)
         if self.threads:
             env["RUMMY_THREADS"] = str(self.threads)
-        if self.pin_workers:
-            env["RUMMY_PIN_WORKERS"] = "1"
+        if self.pin_workers is not None:
+            env["RUMMY_PIN_WORKERS"] = "1" if self.pin_workers else "0"
         env.update(self.extra_env)
         return env
 
     def settings(self) -> dict[str, Any]:
         """The gunicorn settings the service runs with (read from its config module)."""
         env = self._env()
-        code = ("import service.gunicorn_conf as c; "
+        code = ("import os, service.gunicorn_conf as c; "
+                "from service.config import pins_workers; "
                 "print(c.worker_class, c.workers, c.threads, c.keepalive, "
-                "c._settings.pin_workers, c.reuse_port)")
+                "hasattr(os, 'sched_setaffinity') and pins_workers(c._settings.pin_workers, "
+                "c.workers, len(os.sched_getaffinity(0))), c.reuse_port)")
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, check=True).stdout.split()
         return {"worker_class": out[0], "workers": out[1], "threads": out[2],

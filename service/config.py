@@ -46,6 +46,15 @@ def default_workers() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def pins_workers(setting: bool | None, workers: int, cpus: int) -> bool:
+    """Whether gunicorn's workers keep to a CPU each: as ``RUMMY_PIN_WORKERS`` says, and for
+    ``auto`` (None) when there are as many workers as CPUs this process may run on (one
+    worker per CPU, the default). With fewer workers than CPUs the choice of CPUs would be
+    arbitrary (two instances would crowd the same ones), and with more, two workers would
+    share a CPU while the kernel could have spread them."""
+    return workers == cpus if setting is None else setting
+
+
 def least_used_cpu(allowed: Iterable[int], taken: Iterable[int | None]) -> int:
     """The CPU for a new worker under ``RUMMY_PIN_WORKERS``: of the ``allowed`` ones, the
     one the fewest of ``taken`` (the live workers' CPUs, None for a worker not pinned) are
@@ -108,6 +117,16 @@ def _flag(text: str) -> bool:
     if value in ("0", "false", "no", "off"):
         return False
     raise ValueError(f"must be 1/0, true/false, yes/no or on/off, got {text!r}")
+
+
+def _pin_mode(text: str) -> bool | None:
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        return _flag(text)
+    except ValueError:
+        raise ValueError(
+            f"must be auto, 1/0, true/false, yes/no or on/off, got {text!r}") from None
 
 
 def _positive_float(text: str) -> float:
@@ -321,9 +340,11 @@ class Settings:
     api_keys: tuple[str, ...] = field(default=(), metadata=_env("RUMMY_API_KEYS", _keys))
     #: RUMMY_METRICS: 1 serves Prometheus metrics at /metrics (0: off).
     metrics: bool = field(default=True, metadata=_env("RUMMY_METRICS", _flag))
-    #: RUMMY_PIN_WORKERS: 1 keeps each gunicorn worker on a CPU of its own (Linux), spread
-    #: over the CPUs this process may use; 0 (the default): the kernel moves them freely.
-    pin_workers: bool = field(default=False, metadata=_env("RUMMY_PIN_WORKERS", _flag))
+    #: RUMMY_PIN_WORKERS: ``auto`` (the default) keeps each gunicorn worker on a CPU of its
+    #: own (Linux) when there are as many workers as CPUs this process may use, as there are
+    #: by default (:func:`pins_workers`); 1: always, spread over those CPUs; 0: never, the
+    #: kernel moves them freely. None here stands for ``auto``.
+    pin_workers: bool | None = field(default=None, metadata=_env("RUMMY_PIN_WORKERS", _pin_mode))
     #: RUMMY_REUSE_PORT: 1 (the default) gives each gunicorn worker a listening socket of its
     #: own on the bound address (``SO_REUSEPORT``, Linux), so the kernel spreads new
     #: connections evenly over the workers; 0: one socket, shared, taken by whichever worker

@@ -8,7 +8,7 @@ gunicorn settings and ignores the others.
 Environment: ``RUMMY_BIND`` (default ``127.0.0.1:8000``), ``RUMMY_WORKERS`` (default: the
 number of CPUs), ``RUMMY_THREADS`` (default 4), ``RUMMY_KEEPALIVE_REQUESTS`` (default 100),
 ``RUMMY_LOG_LEVEL``, ``RUMMY_ACCESS_LOG`` (default off), ``RUMMY_PIN_WORKERS`` (default
-off), and ``REDIS_URL`` (or
+auto: pinned when there is one worker per CPU), and ``REDIS_URL`` (or
 ``REDIS_CLUSTER_NODES`` or ``REDIS_SENTINELS``), which is required here: ``rummy-referee
 serve`` sets REDIS_URL when none is set (starting an embedded redis-server), and so does
 docker-compose.yml.
@@ -27,7 +27,7 @@ from typing import Any
 
 from gunicorn import util as gunicorn_util
 
-from service.config import ConfigError, Settings, least_used_cpu
+from service.config import ConfigError, Settings, least_used_cpu, pins_workers
 
 try:
     _settings = Settings.from_env()
@@ -79,26 +79,37 @@ def pre_request(worker: Any, req: Any) -> None:
         req.must_close = True
 
 
+def _pinning(server: Any) -> set[int] | None:
+    """The CPUs the workers are spread over when they keep to one each (``RUMMY_PIN_WORKERS``,
+    :func:`~service.config.pins_workers`, with gunicorn's own worker count, so that
+    ``--workers`` counts), or None when they are left to the kernel."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    allowed = os.sched_getaffinity(0)
+    return allowed if pins_workers(_settings.pin_workers, server.num_workers,
+                                   len(allowed)) else None
+
+
 def pre_fork(server: Any, worker: Any) -> None:
-    """With ``RUMMY_PIN_WORKERS``: the CPU the new worker will keep to, chosen in the
-    master, which knows the live workers' CPUs (a worker started to replace one that died
-    takes the CPU left free)."""
+    """When the workers keep to a CPU each: the CPU the new worker will keep to, chosen in
+    the master, which knows the live workers' CPUs (a worker started to replace one that
+    died takes the CPU left free)."""
     worker.rummy_cpu = None
-    if _settings.pin_workers and hasattr(os, "sched_setaffinity"):
+    cpus = _pinning(server)
+    if cpus is not None:
         worker.rummy_cpu = least_used_cpu(
-            os.sched_getaffinity(0),
-            (getattr(w, "rummy_cpu", None) for w in server.WORKERS.values()))
+            cpus, (getattr(w, "rummy_cpu", None) for w in server.WORKERS.values()))
 
 
 def post_fork(server: Any, worker: Any) -> None:
-    """With ``RUMMY_PIN_WORKERS``: the worker (its threads too, started later) keeps to
-    its CPU. A worker's threads take turns under the GIL; on one CPU the hand-over from
-    one to the next stays on that CPU, and the other CPUs are left to the other workers,
-    Redis and the rest. Measured under the benchmark (2 workers on 2 CPUs shared with the
-    clients, ten interleaved pairs of runs): more moves/s and a lower move p99 in 8 pairs of
-    10 (p99 24-35 ms against 28-41), more ceiling calls/s in 9 (up to 49% more). It is off
-    by default: a worker kept to one CPU cannot move to an idle one when other work on the
-    machine takes its CPU."""
+    """When the workers keep to a CPU each: the worker (its threads too, started later)
+    keeps to its CPU. A worker's threads take turns under the GIL; on one CPU the hand-over
+    from one to the next stays on that CPU, and the other CPUs are left to the other
+    workers, Redis and the rest. Measured under the benchmark (2 workers on 2 CPUs shared
+    with the clients), on every machine since round 5: more moves/s and a lower move p99,
+    and so too with a busy process of another kind on the machine (round 13: the kernel
+    moves that process, which is free, not the pinned workers). By default (``auto``) only
+    with one worker per CPU: see :func:`~service.config.pins_workers`."""
     if worker.rummy_cpu is not None:
         os.sched_setaffinity(0, {worker.rummy_cpu})
 
@@ -224,10 +235,13 @@ def when_ready(server: Any) -> None:
     """Say where the service listens. With ``reuse_port`` the master binds nothing, so
     gunicorn's own start-up line names no address (``Listening at:  (pid)``); each worker
     binds ``RUMMY_BIND`` itself, as it boots."""
+    pinned = ", each kept to a CPU of its own" if _pinning(server) is not None else ""
     if reuse_port:
         for address in _tcp_binds(server):
             server.log.info("Listening at: http://%s (%d workers, each on a socket of its "
-                            "own, SO_REUSEPORT)", address, server.num_workers)
+                            "own, SO_REUSEPORT%s)", address, server.num_workers, pinned)
+    elif pinned:
+        server.log.info("%d workers%s", server.num_workers, pinned)
 
 
 def on_starting(server: Any) -> None:

@@ -90,7 +90,8 @@ class Server:
 
     def __init__(self, tmp_path: Path, redis_url: str | None, *, workers: int = 2,
                  threads: int = 4, env: Mapping[str, str] | None = None,
-                 base_env: Mapping[str, str] | None = None) -> None:
+                 base_env: Mapping[str, str] | None = None,
+                 cpus: set[int] | None = None) -> None:
         self.workers = workers
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -102,9 +103,16 @@ class Server:
         environ.update(env or {})
         command = [rummy_referee(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
                    "--workers", str(workers), "--threads", str(threads)]
+        mine = os.sched_getaffinity(0) if cpus is not None else None
         with self.log.open("wb") as out:
-            self.proc = subprocess.Popen(command, env=environ, cwd=tmp_path, stdout=out,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
+            if cpus is not None:  # this thread's CPUs, which the child inherits
+                os.sched_setaffinity(0, cpus)
+            try:
+                self.proc = subprocess.Popen(command, env=environ, cwd=tmp_path, stdout=out,
+                                             stderr=subprocess.STDOUT, start_new_session=True)
+            finally:
+                if mine is not None:
+                    os.sched_setaffinity(0, mine)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
@@ -165,9 +173,11 @@ class Server:
 
 @contextlib.contextmanager
 def served(tmp_path: Path, redis_url: str, *, workers: int = 2,
-           env: dict[str, str] | None = None) -> Iterator[Server]:
-    """A ready ``rummy-referee serve``; SIGTERM at the end, SIGKILL if it lingers."""
-    server = Server(tmp_path, redis_url, workers=workers, env=env)
+           env: dict[str, str] | None = None, cpus: set[int] | None = None
+           ) -> Iterator[Server]:
+    """A ready ``rummy-referee serve`` (on the CPUs ``cpus`` only, when given: Linux);
+    SIGTERM at the end, SIGKILL if it lingers."""
+    server = Server(tmp_path, redis_url, workers=workers, env=env, cpus=cpus)
     try:
         server.wait_ready()
         yield server

@@ -332,7 +332,7 @@ def test_settings_defaults() -> None:
     assert settings.keepalive_requests == 100
     assert settings.bind == "127.0.0.1:8000"
     assert settings.access_log is False
-    assert settings.pin_workers is False
+    assert settings.pin_workers is None  # auto
 
 
 def test_every_setting_has_its_own_environment_variable() -> None:
@@ -375,6 +375,8 @@ def test_settings_read_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) ->
         ("RUMMY_ACCESS_LOG", "1", "access_log", True),
         ("RUMMY_ACCESS_LOG", "0", "access_log", False),
         ("RUMMY_PIN_WORKERS", "yes", "pin_workers", True),
+        ("RUMMY_PIN_WORKERS", "0", "pin_workers", False),
+        ("RUMMY_PIN_WORKERS", " Auto ", "pin_workers", None),
     ],
 )
 def test_settings_parse_good_values(var: str, text: str, attr: str, value: object) -> None:

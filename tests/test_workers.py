@@ -1,5 +1,6 @@
 """``RUMMY_PIN_WORKERS``: each gunicorn worker kept to a CPU of its own (gunicorn_conf's
-``pre_fork`` chooses, ``post_fork`` applies), against real ``rummy-referee serve``."""
+``pre_fork`` chooses, ``post_fork`` applies), against real ``rummy-referee serve``; by
+default (``auto``) when there is one worker per CPU."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from serving import Server, served
 
-from service.config import least_used_cpu
+from service.config import least_used_cpu, pins_workers
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_getaffinity"),
                                 reason="CPU affinity is Linux's")
@@ -24,6 +25,30 @@ def test_a_new_worker_takes_the_cpu_fewest_live_workers_are_on() -> None:
     assert least_used_cpu({4, 6}, [4, None]) == 6  # None: a worker not pinned
     assert least_used_cpu({0, 1}, [0, 1, 0]) == 1  # more workers than CPUs: spread
     assert least_used_cpu([5], [5, 5]) == 5
+
+
+@pytest.mark.parametrize(
+    ("setting", "workers", "cpus", "pinned"),
+    [
+        (None, 2, 2, True),  # auto: one worker per CPU, as by default
+        (None, 1, 1, True),
+        (None, 1, 2, False),  # fewer workers: which CPUs would be arbitrary
+        (None, 4, 2, False),  # more workers: two would share a CPU
+        (True, 1, 2, True),
+        (True, 4, 2, True),
+        (False, 2, 2, False),
+    ],
+)
+def test_auto_pins_the_workers_when_there_is_one_per_cpu(
+        setting: bool | None, workers: int, cpus: int, pinned: bool) -> None:
+    assert pins_workers(setting, workers, cpus) is pinned
+
+
+def _two_cpus() -> set[int]:
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("needs two CPUs")
+    return set(allowed[:2])
 
 
 def _affinities(server: Server, count: int) -> dict[int, set[int]]:
@@ -64,9 +89,23 @@ def test_pinned_workers_each_keep_to_a_cpu_and_a_replacement_takes_the_free_one(
 
 
 @pytest.mark.slow
-def test_workers_are_not_pinned_by_default(redis_url: str, tmp_path: Path) -> None:
-    allowed = os.sched_getaffinity(0)
-    with served(tmp_path, redis_url) as server:
+def test_by_default_one_worker_per_cpu_each_keeps_to_a_cpu_of_its_own(
+        redis_url: str, tmp_path: Path) -> None:
+    cpus = _two_cpus()
+    with served(tmp_path, redis_url, cpus=cpus) as server:  # 2 workers on 2 CPUs
+        found = _affinities(server, 2)
+        assert {next(iter(c)) for c in found.values()} == cpus
+        assert "each kept to a CPU of its own" in server.output()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("workers", "env"), [(1, {}), (2, {"RUMMY_PIN_WORKERS": "0"})],
+                         ids=["fewer-workers-than-cpus", "pin-workers-0"])
+def test_workers_are_left_to_the_kernel_otherwise(
+        redis_url: str, tmp_path: Path, workers: int, env: dict[str, str]) -> None:
+    cpus = _two_cpus()
+    with served(tmp_path, redis_url, workers=workers, env=env, cpus=cpus) as server:
         pids = server.worker_pids()
-        assert len(pids) == 2
-        assert all(os.sched_getaffinity(pid) == allowed for pid in pids)
+        assert len(pids) == workers
+        assert all(os.sched_getaffinity(pid) == cpus for pid in pids)
+        assert "kept to a CPU" not in server.output()
