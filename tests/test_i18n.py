@@ -242,6 +242,39 @@ def test_without_its_catalog_a_language_is_not_offered(
     assert answer(resp, 404, "en")["detail"] == EXPECTED["en"]["no_game"]
 
 
+MELD_CHECK_EXPECTED = {
+    "en": "the Dummy rummy deck holds 2 5S, not 3",
+    "da": "kortspillet til Dummy rummy har 2 5S, ikke 3",
+    "pt": "o baralho de Dummy rummy tem 2 5S, não 3",
+    "sv": "kortleken för Dummy rummy har 2 5S, inte 3",
+    "cs": "balíček hry Dummy rummy má 5S jen 2krát, ne 3krát",
+}
+
+
+@pytest.mark.parametrize("language", ["en", *LANGUAGES])
+def test_a_meld_check_gives_its_reasons_in_the_language(
+        client: FlaskClient, language: str) -> None:
+    resp = client.post("/v1/melds/check", headers=lang(language),
+                       json={"variant": "dummy", "cards": ["5S", "5S", "5S"]})
+    assert resp.status_code == 200
+    assert resp.headers["Content-Language"] == language
+    assert "Accept-Language" in resp.headers.get("Vary", "")
+    body = resp.get_json()
+    assert body["valid"] is False
+    assert body["errors"] == [{"code": "INVALID_MELD", "rule": "C-DECK",
+                               "detail": MELD_CHECK_EXPECTED[language]}]
+    # a reason of the meld reading itself (a set of mixed ranks): translated, same rule
+    mixed = client.post("/v1/melds/check", headers=lang(language),
+                        json={"variant": "basic", "cards": ["5S", "6H", "9C"]}).get_json()
+    english = client.post("/v1/melds/check",
+                          json={"variant": "basic", "cards": ["5S", "6H", "9C"]}).get_json()
+    assert [(e["code"], e["rule"]) for e in mixed["errors"]] == [
+        (e["code"], e["rule"]) for e in english["errors"]]
+    for theirs, ours in zip(mixed["errors"], english["errors"], strict=True):
+        assert (theirs["detail"] == ours["detail"]) is (language == "en")
+        assert cards(theirs["detail"]) == cards(ours["detail"])
+
+
 def test_successful_answers_are_not_localised(client: FlaskClient) -> None:
     resp = client.get("/v1/variants", headers=lang("cs"))
     assert resp.status_code == 200

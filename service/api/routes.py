@@ -18,7 +18,7 @@ from flask_smorest import Blueprint
 from webargs import core as webargs_core
 from webargs.flaskparser import FlaskParser
 
-from service.api import fastpath, observe, schemas, security, streams
+from service.api import fastpath, i18n, observe, schemas, security, streams
 from service.api.problems import PROBLEM_MIMETYPE, Problem
 from service.referee import Answer, Referee
 from service.rules import (
@@ -412,7 +412,11 @@ class MeldCheck(MethodView):
         """Is this meld valid on its own under a variant and rules; wilds; points."""
         pieces = tuple(Piece(c) if isinstance(c, str) else Piece(c["card"], c.get("as"))
                        for c in data["cards"])
-        return _json(check_one_meld(data["variant"], data["rules"], pieces))
+        resp = _json(check_one_meld(data["variant"], data["rules"], pieces,
+                                    render=i18n.translate))
+        resp.headers["Content-Language"] = i18n.language()  # of the reasons' details
+        resp.vary.add("Accept-Language")
+        return resp
 
 
 @stateless.route("/scores/hand")

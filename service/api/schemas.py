@@ -445,9 +445,11 @@ class FieldErrorSchema(ma.Schema):
 
 
 class ReasonSchema(ma.Schema):
-    code = fields.String(required=True)
-    rule = fields.String(required=True)
-    detail = fields.String(required=True)
+    code = fields.String(required=True, metadata={"description": "machine-readable"})
+    rule = fields.String(required=True, metadata={"description": "the rule id (RULES.md)"})
+    detail = fields.String(required=True, metadata={
+        "description": "for people, in the language Accept-Language asks for (da, pt, sv, "
+                       "cs; else English)"})
 
 
 class ProblemSchema(ma.Schema):

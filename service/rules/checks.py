@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from service.rules.errors import N_, Code, Reason
+from service.rules.errors import N_, Code, Message, Reason
 from service.rules.melds import MeldError, Piece, check_meld
 from service.rules.ruleset import Rules, find_variant, resolve_rules
 from service.rules.scoring import HandEnd
@@ -15,9 +15,11 @@ from service.rules.variants import variant_rules
 
 
 def check_one_meld(variant_id: str, overrides: Mapping[str, Any] | None,
-                   pieces: Sequence[Piece]) -> dict[str, Any]:
+                   pieces: Sequence[Piece],
+                   render: Callable[[Message], str] = str) -> dict[str, Any]:
     """Is ``pieces`` a valid meld on its own? Every reason it fails, the wild readings,
     and its points (R51-VALUE in Rummy 51 / Lebanese 14, else the cards' counting values).
+    ``render`` writes each reason's ``detail`` from its message (default: the English).
 
     Conditions that depend on a table (whose run it is, what is already melded, the
     opening) are not checked. Raises ``KeyError`` / ``RulesError`` for a bad variant or
@@ -51,7 +53,8 @@ def check_one_meld(variant_id: str, overrides: Mapping[str, Any] | None,
                               for i, ident in meld.wilds],
                     "points": vr.meld_points(rules, meld), "errors": []}
     return {"valid": False, "kind": None, "cards": [p.card for p in pieces], "wilds": [],
-            "points": None, "errors": [r.as_dict() for r in reasons]}
+            "points": None,
+            "errors": [{**r.as_dict(), "detail": render(r.message)} for r in reasons]}
 
 
 class MissingFact(ValueError):
