@@ -199,6 +199,23 @@ def test_variant_knob_defaults_are_the_default_rules(client: FlaskClient) -> Non
     assert {k["name"]: k["default"] for k in basic["knobs"]} == basic["rules"]
 
 
+def test_the_variants_can_be_cached_and_revalidated(client: FlaskClient) -> None:
+    first = client.get("/v1/variants")
+    etag = first.headers["ETag"]
+    assert first.headers["Cache-Control"] == "public, max-age=300"
+    assert etag.startswith('"') and etag.endswith('"') and len(etag) > 10
+    again = client.get("/v1/variants")
+    assert again.headers["ETag"] == etag and again.data == first.data
+    fresh = client.get("/v1/variants", headers={"If-None-Match": etag})
+    assert (fresh.status_code, fresh.data) == (304, b"")
+    assert fresh.headers["ETag"] == etag
+    assert fresh.headers["Cache-Control"] == "public, max-age=300"
+    assert client.get("/v1/variants", headers={"If-None-Match": f"W/{etag}"}).status_code \
+        == 304
+    stale = client.get("/v1/variants", headers={"If-None-Match": '"12"'})
+    assert stale.status_code == 200 and stale.data == first.data
+
+
 def test_every_advertised_default_is_an_accepted_value(client: FlaskClient) -> None:
     basic = next(v for v in client.get("/v1/variants").get_json()["variants"]
                  if v["id"] == "basic")

@@ -3,8 +3,8 @@
 The language is the best of :data:`LANGUAGES` by the request's ``Accept-Language`` (q-values
 honoured, a regional tag such as ``pt-BR`` counts for ``pt``; nothing known: English). Only
 the ``title`` and ``detail`` of problem documents (and the details of their ``reasons``),
-and the details of a meld check's ``errors``, are translated; ``code``, ``rule``, card codes and every other member stay as they are, and the
-answer says ``Content-Language``.
+and the details of a meld check's ``errors``, are translated; ``code``, ``rule``, card codes
+and every other member stay as they are, and the answer says ``Content-Language``.
 
 The rules engine stays free of gettext: a refusal carries a
 :class:`~service.rules.errors.Message` (an English template marked with ``N_`` and its

@@ -7,6 +7,7 @@ Views are thin: schemas parse and validate bodies (400 names each bad field), th
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from typing import Any
@@ -239,16 +240,39 @@ def _read_view(answer: Answer, private: bool = False) -> Response:
 # ---------------------------------------------------------------------------------------
 
 
+VARIANTS_MAX_AGE = 300
+"""Seconds a client or cache may reuse ``GET /v1/variants`` without asking again; it changes
+only with a deployment, and its ``ETag`` lets a client ask cheaply after that."""
+
+
+@functools.cache
+def _variants() -> tuple[bytes, str]:
+    """``GET /v1/variants``'s body and its ``ETag`` (a digest of the body), made once."""
+    body = {"variants": [{
+        "id": v.id, "name": v.name, "min_players": v.min_players,
+        "max_players": v.max_players, "deck_size": len(v.deck()),
+        "rules": default_rules(v), "knobs": v.knob_list()} for v in VARIANTS.values()]}
+    raw = json.dumps(body).encode()
+    return raw, hashlib.sha256(raw).hexdigest()[:20]
+
+
 @blp.route("/variants")
 class Variants(MethodView):
-    @blp.response(200, schemas.VariantListSchema)
+    @blp.response(200, schemas.VariantListSchema, headers={
+        "ETag": {"schema": {"type": "string"},
+                 "description": "a digest of the body: it changes only with a deployment"},
+        "Cache-Control": {"schema": {"type": "string"},
+                          "description": f"public, max-age={VARIANTS_MAX_AGE}"}})
+    @blp.alt_response(304, description="Not Modified: `If-None-Match` names the current "
+                                       "`ETag`")
     def get(self) -> Response:
         """The variants, their default rules and every knob."""
-        body = {"variants": [{
-            "id": v.id, "name": v.name, "min_players": v.min_players,
-            "max_players": v.max_players, "deck_size": len(v.deck()),
-            "rules": default_rules(v), "knobs": v.knob_list()} for v in VARIANTS.values()]}
-        return _json(body)
+        raw, etag = _variants()
+        unchanged = request.if_none_match.contains_weak(etag)
+        resp = Response(status=304) if unchanged else Response(raw, mimetype=JSON)
+        resp.headers["ETag"] = f'"{etag}"'
+        resp.headers["Cache-Control"] = f"public, max-age={VARIANTS_MAX_AGE}"
+        return resp
 
 
 @blp.route("/games")
