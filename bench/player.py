@@ -278,21 +278,46 @@ def isolated_gain(before: Counter[str], hand: Sequence[str], shape: MeldShape) -
 
 def helpfulness(hand: Sequence[str], shape: MeldShape) -> dict[str, int]:
     """How much each card helps the hand toward melds: other cards of its rank, and cards
-    of its suit one or two ranks away (wilds always help)."""
-    naturals = [c for c in hand if not shape.is_wild(c)]
-    by_rank = Counter(rank_of(c) for c in naturals)
-    by_card = Counter((c[1], rank_of(c)) for c in naturals)
+    of its suit one or two ranks away (wilds always help). Each distinct card is read once
+    (a hand holds some twice in two-deck games)."""
+    counts = Counter(hand)
+    ranks: dict[str, int] = {}
+    by_rank: Counter[int] = Counter()
+    by_card: Counter[tuple[str, int]] = Counter()
+    for card, n in counts.items():
+        if not shape.is_wild(card):
+            rank = ranks[card] = rank_of(card)
+            by_rank[rank] += n
+            by_card[(card[1], rank)] += n
     out: dict[str, int] = {}
-    for card in hand:
-        if shape.is_wild(card):
+    for card in counts:
+        rank = ranks.get(card)
+        if rank is None:  # wild
             out[card] = 100
             continue
-        rank, suit = rank_of(card), card[1]
-        score = 3 * (by_rank[rank] - 1)
-        for step, weight in ((1, 2), (2, 1)):
-            score += weight * (by_card[(suit, rank - step)] + by_card[(suit, rank + step)])
-        out[card] = score
+        suit = card[1]
+        out[card] = (3 * (by_rank[rank] - 1)
+                     + 2 * (by_card[(suit, rank - 1)] + by_card[(suit, rank + 1)])
+                     + by_card[(suit, rank - 2)] + by_card[(suit, rank + 2)])
     return out
+
+
+def helpfulness_of(card: str, hand: Sequence[str], shape: MeldShape) -> int:
+    """``helpfulness([*hand, card], shape)[card]``, the other cards read once each."""
+    if shape.is_wild(card):
+        return 100
+    rank, suit = rank_of(card), card[1]
+    weights = {rank - 2: 1, rank - 1: 2, rank + 1: 2, rank + 2: 1}
+    score = 0
+    for other in hand:
+        if shape.is_wild(other):
+            continue
+        other_rank = rank_of(other)
+        if other_rank == rank:
+            score += 3
+        elif other[1] == suit:
+            score += weights.get(other_rank, 0)
+    return score
 
 
 @dataclass
@@ -409,7 +434,7 @@ class GamePlan:
         return {"type": "draw", "source": "stock"}
 
     def _helpfulness_of(self, card: str, hand: list[str]) -> int:
-        return helpfulness([*hand, card], self.shape)[card]
+        return helpfulness_of(card, hand, self.shape)
 
     def _candidates(self, hand: Sequence[str]) -> list[Meld]:
         if not may_meld(hand, self.shape):

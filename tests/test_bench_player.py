@@ -1,4 +1,5 @@
-"""The benchmark's player skips the meld search only where it would find nothing."""
+"""The benchmark's player skips the meld search only where it would find nothing, and
+scores its cards as the plain definition does."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.player import isolated_gain, may_meld
+from bench.player import helpfulness, helpfulness_of, isolated_gain, may_meld
+from service.rules.cards import rank_of
 from service.rules.engine import meld_shape
 from service.rules.ruleset import VARIANTS, Rules, default_rules
 from service.rules.search import candidate_melds
@@ -56,3 +58,31 @@ def test_a_card_next_to_the_hand_is_not_isolated() -> None:
     assert not isolated_gain(before, ["2H", "9S", "KD", "JS"], shape)  # two from 9S
     assert not isolated_gain(before, ["2H", "9S", "KD", "KC"], shape)
     assert not isolated_gain(before, ["2H", "9S", "KD", "AD"], shape)  # an ace high too
+
+
+def _helpfulness_by_definition(card: str, hand: list[str], shape: object) -> int:
+    """Other naturals of the card's rank (3 each), of its suit one rank away (2 each) and
+    two ranks away (1 each); a wild 100."""
+    assert hasattr(shape, "is_wild")
+    if shape.is_wild(card):
+        return 100
+    others = list(hand)
+    others.remove(card)
+    naturals = [c for c in others if not shape.is_wild(c)]
+    rank = rank_of(card)
+    return (3 * sum(1 for c in naturals if rank_of(c) == rank)
+            + sum(weight for c in naturals if c[1] == card[1]
+                  for step, weight in ((1, 2), (2, 1))
+                  if rank_of(c) in (rank - step, rank + step)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(name=st.sampled_from(sorted(SHAPES)),
+       hand=st.lists(st.sampled_from(CARDS), min_size=1, max_size=14),
+       card=st.sampled_from(CARDS))
+def test_helpfulness_is_its_definition(name: str, hand: list[str], card: str) -> None:
+    shape = SHAPES[name]
+    helps = helpfulness(hand, shape)
+    assert helps == {c: _helpfulness_by_definition(c, hand, shape) for c in hand}
+    assert helpfulness_of(card, hand, shape) == _helpfulness_by_definition(
+        card, [*hand, card], shape)
