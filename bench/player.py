@@ -291,11 +291,10 @@ def helpfulness(hand: Sequence[str], shape: MeldShape) -> dict[str, int]:
             by_card[(card[1], rank)] += n
     out: dict[str, int] = {}
     for card in counts:
-        rank = ranks.get(card)
-        if rank is None:  # wild
+        if card not in ranks:  # wild
             out[card] = 100
             continue
-        suit = card[1]
+        rank, suit = ranks[card], card[1]
         out[card] = (3 * (by_rank[rank] - 1)
                      + 2 * (by_card[(suit, rank - 1)] + by_card[(suit, rank + 1)])
                      + by_card[(suit, rank - 2)] + by_card[(suit, rank + 2)])
