@@ -107,9 +107,10 @@ def post_fork(server: Any, worker: Any) -> None:
     from one to the next stays on that CPU, and the other CPUs are left to the other
     workers, Redis and the rest. Measured under the benchmark (2 workers on 2 CPUs shared
     with the clients), on every machine since round 5: more moves/s and a lower move p99,
-    and so too with a busy process of another kind on the machine (round 13: the kernel
-    moves that process, which is free, not the pinned workers). By default (``auto``) only
-    with one worker per CPU: see :func:`~service.config.pins_workers`."""
+    and so too with a busy process of another kind on the machine, free or kept to a
+    worker's CPU (round 13: the kernel moves what is free, the busy process, Redis, the
+    clients, off the workers' CPUs). By default (``auto``) only with one worker per CPU:
+    see :func:`~service.config.pins_workers`."""
     if worker.rummy_cpu is not None:
         os.sched_setaffinity(0, {worker.rummy_cpu})
 
