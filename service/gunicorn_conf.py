@@ -110,9 +110,15 @@ def post_fork(server: Any, worker: Any) -> None:
     and so too with a busy process of another kind on the machine, free or kept to a
     worker's CPU (round 13: the kernel moves what is free, the busy process, Redis, the
     clients, off the workers' CPUs). By default (``auto``) only with one worker per CPU:
-    see :func:`~service.config.pins_workers`."""
+    see :func:`~service.config.pins_workers`. A CPU the worker cannot keep to (taken
+    offline since, or a sandbox that forbids it) leaves it to the kernel, with a warning,
+    rather than failing the worker at every start."""
     if worker.rummy_cpu is not None:
-        os.sched_setaffinity(0, {worker.rummy_cpu})
+        try:
+            os.sched_setaffinity(0, {worker.rummy_cpu})
+        except OSError as exc:
+            server.log.warning("worker %s left to the kernel: it cannot keep to CPU %s (%s)",
+                               worker.pid, worker.rummy_cpu, exc.strerror or exc)
 
 
 def post_worker_init(worker: Any) -> None:

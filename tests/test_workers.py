@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -42,6 +44,24 @@ def test_a_new_worker_takes_the_cpu_fewest_live_workers_are_on() -> None:
 def test_auto_pins_the_workers_when_there_is_one_per_cpu(
         setting: bool | None, workers: int, cpus: int, pinned: bool) -> None:
     assert pins_workers(setting, workers, cpus) is pinned
+
+
+def test_a_cpu_the_worker_cannot_keep_to_leaves_it_to_the_kernel_with_a_warning() -> None:
+    """post_fork, given a CPU that is not there: the worker starts all the same."""
+    root = Path(__file__).resolve().parent.parent
+    code = ("import os, runpy, sys, types; conf = runpy.run_path(sys.argv[1]); "
+            "said = []; log = types.SimpleNamespace(warning=lambda *a: said.append(a[0] % a[1:])); "
+            "worker = types.SimpleNamespace(pid=os.getpid(), rummy_cpu=4095); "
+            "conf['post_fork'](types.SimpleNamespace(log=log), worker); "
+            "print(said[0]); print(sorted(os.sched_getaffinity(0)))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RUMMY_", "REDIS_"))}
+    result = subprocess.run([sys.executable, "-c", code, str(root / "gunicorn.conf.py")],
+                            env=env | {"REDIS_URL": "redis://127.0.0.1:1/0"}, cwd=root,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    warning, cpus = result.stdout.splitlines()
+    assert "left to the kernel" in warning and "CPU 4095" in warning
+    assert cpus == str(sorted(os.sched_getaffinity(0)))
 
 
 def _two_cpus() -> set[int]:
