@@ -239,9 +239,10 @@ def _tcp_binds(server: Any) -> list[str]:
 
 
 def when_ready(server: Any) -> None:
-    """Say where the service listens. With ``reuse_port`` the master binds nothing, so
-    gunicorn's own start-up line names no address (``Listening at:  (pid)``); each worker
-    binds ``RUMMY_BIND`` itself, as it boots."""
+    """Say where the service listens, and whether the workers keep to a CPU each. With
+    ``reuse_port`` the master binds nothing, so gunicorn's own start-up line names no
+    address (``Listening at:  (pid)``); each worker binds ``RUMMY_BIND`` itself, as it
+    boots."""
     pinned = ", each kept to a CPU of its own" if _pinning(server) is not None else ""
     if reuse_port:
         for address in _tcp_binds(server):
