@@ -7,6 +7,9 @@ the hands, the upcard and the stock order are fixed, so every move's result is k
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -214,6 +217,17 @@ def test_the_variants_can_be_cached_and_revalidated(client: FlaskClient) -> None
         == 304
     stale = client.get("/v1/variants", headers={"If-None-Match": '"12"'})
     assert stale.status_code == 200 and stale.data == first.data
+
+
+def test_every_replica_gives_the_variants_the_same_etag() -> None:
+    """The ETag is made from the body in each worker; workers and replicas (other hash
+    seeds, so other set orders) must agree, or a client behind a balancer reads it anew."""
+    code = "from service.api.routes import _variants; print(_variants()[1])"
+    tags = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env=os.environ | {"PYTHONHASHSEED": str(seed),
+                                                         "REDIS_URL": "redis://127.0.0.1:1/0"}
+                           ).stdout.strip() for seed in (1, 2, 3)}
+    assert len(tags) == 1 and len(next(iter(tags))) == 20
 
 
 def test_every_advertised_default_is_an_accepted_value(client: FlaskClient) -> None:
