@@ -119,6 +119,22 @@ def test_by_default_one_worker_per_cpu_each_keeps_to_a_cpu_of_its_own(
 
 
 @pytest.mark.slow
+def test_a_reload_spreads_the_new_workers_over_the_cpus(redis_url: str, tmp_path: Path) -> None:
+    """SIGHUP: gunicorn starts the new workers while the old ones still run; each new one
+    takes the CPU the fewest live workers are on, so they end on distinct CPUs."""
+    cpus = _two_cpus()
+    with served(tmp_path, redis_url, cpus=cpus) as server:
+        old = set(_affinities(server, 2))
+        os.kill(server.master_pid(), signal.SIGHUP)
+        deadline = time.monotonic() + 30
+        while set(server.worker_pids()) & old or len(server.worker_pids()) != 2:
+            assert time.monotonic() < deadline, server.output()
+            time.sleep(0.05)
+        new = _affinities(server, 2)
+        assert {next(iter(c)) for c in new.values()} == cpus
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("workers", "env"), [(1, {}), (2, {"RUMMY_PIN_WORKERS": "0"})],
                          ids=["fewer-workers-than-cpus", "pin-workers-0"])
 def test_workers_are_left_to_the_kernel_otherwise(
