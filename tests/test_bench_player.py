@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from bench.player import helpfulness, helpfulness_of, isolated_gain, may_meld
 from service.rules.cards import rank_of
 from service.rules.engine import meld_shape
+from service.rules.melds import MeldShape
 from service.rules.ruleset import VARIANTS, Rules, default_rules
 from service.rules.search import candidate_melds
 
@@ -60,10 +61,9 @@ def test_a_card_next_to_the_hand_is_not_isolated() -> None:
     assert not isolated_gain(before, ["2H", "9S", "KD", "AD"], shape)  # an ace high too
 
 
-def _helpfulness_by_definition(card: str, hand: list[str], shape: object) -> int:
+def _helpfulness_by_definition(card: str, hand: list[str], shape: MeldShape) -> int:
     """Other naturals of the card's rank (3 each), of its suit one rank away (2 each) and
     two ranks away (1 each); a wild 100."""
-    assert hasattr(shape, "is_wild")
     if shape.is_wild(card):
         return 100
     others = list(hand)
