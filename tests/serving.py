@@ -91,17 +91,18 @@ class Server:
     def __init__(self, tmp_path: Path, redis_url: str | None, *, workers: int = 2,
                  threads: int = 4, env: Mapping[str, str] | None = None,
                  base_env: Mapping[str, str] | None = None,
-                 cpus: set[int] | None = None) -> None:
+                 cpus: set[int] | None = None, host: str = "127.0.0.1") -> None:
         self.workers = workers
         self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.host = host
+        self.base_url = f"http://{host}:{self.port}"
         self.log = tmp_path / f"serve-{self.port}.log"
         environ = dict(base_env) if base_env is not None else plain_env()
         if redis_url is not None:
             environ["REDIS_URL"] = redis_url
         environ.setdefault("RUMMY_DATA_DIR", str(tmp_path / "data"))
         environ.update(env or {})
-        command = [rummy_referee(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
+        command = [rummy_referee(), "serve", "--host", host, "--port", str(self.port),
                    "--workers", str(workers), "--threads", str(threads)]
         mine = os.sched_getaffinity(0) if cpus is not None else None
         with self.log.open("wb") as out:
@@ -173,11 +174,11 @@ class Server:
 
 @contextlib.contextmanager
 def served(tmp_path: Path, redis_url: str, *, workers: int = 2,
-           env: dict[str, str] | None = None, cpus: set[int] | None = None
-           ) -> Iterator[Server]:
-    """A ready ``rummy-referee serve`` (on the CPUs ``cpus`` only, when given: Linux);
-    SIGTERM at the end, SIGKILL if it lingers."""
-    server = Server(tmp_path, redis_url, workers=workers, env=env, cpus=cpus)
+           env: dict[str, str] | None = None, cpus: set[int] | None = None,
+           host: str = "127.0.0.1") -> Iterator[Server]:
+    """A ready ``rummy-referee serve`` on ``host`` (on the CPUs ``cpus`` only, when given:
+    Linux); SIGTERM at the end, SIGKILL if it lingers."""
+    server = Server(tmp_path, redis_url, workers=workers, env=env, cpus=cpus, host=host)
     try:
         server.wait_ready()
         yield server

@@ -3,9 +3,14 @@ complete basic match over real HTTP, then a graceful stop with SIGTERM."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import os
+import shutil
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -178,10 +183,10 @@ def test_a_move_body_is_read_by_its_length_chunked_or_not_at_all_when_cut_short(
     assert version() == 2
 
 
-def _open_stream(port: int, path: str) -> tuple[socket.socket, bytes]:
+def _open_stream(port: int, path: str, host: str = "127.0.0.1") -> tuple[socket.socket, bytes]:
     """A raw connection asking for the event stream at ``path``: the socket and the
     status line with the first bytes of the answer."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock = socket.create_connection((host, port), timeout=10)
     sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n"
                  .encode())
     return sock, sock.recv(4096)
@@ -207,3 +212,83 @@ def test_a_stream_whose_client_went_away_gives_its_slot_back_at_once(
                 assert answer.startswith(b"HTTP/1.1 503"), answer
                 assert time.monotonic() < deadline, "the slot was not given back"
                 time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def _peer_namespace() -> Iterator[tuple[str, str, str]]:
+    """A network namespace joined to this one by a veth pair, as a second host on a link
+    of its own: (namespace, this side's address, the link's name inside the namespace).
+    Skips the test where namespaces cannot be made (not root, no ``ip``)."""
+    if shutil.which("ip") is None or os.geteuid() != 0:
+        pytest.skip("needs root and iproute2 for a network namespace")
+    tag = os.getpid() % 100_000
+    namespace, here, there = f"rummy-t{tag}", f"rv0t{tag}", f"rv1t{tag}"
+    net = f"10.231.{tag % 250}"
+    steps = [["ip", "netns", "add", namespace],
+             ["ip", "link", "add", here, "type", "veth", "peer", "name", there],
+             ["ip", "link", "set", there, "netns", namespace],
+             ["ip", "addr", "add", f"{net}.1/30", "dev", here],
+             ["ip", "link", "set", here, "up"],
+             ["ip", "netns", "exec", namespace, "ip", "addr", "add", f"{net}.2/30", "dev", there],
+             ["ip", "netns", "exec", namespace, "ip", "link", "set", there, "up"]]
+    try:
+        for step in steps:
+            made = subprocess.run(step, capture_output=True, text=True, check=False)
+            if made.returncode != 0:
+                pytest.skip(f"no network namespace here: {' '.join(step)}: {made.stderr}")
+        yield namespace, f"{net}.1", there
+    finally:  # the namespace takes its end of the pair with it, and the pair goes
+        subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)
+        subprocess.run(["ip", "link", "del", here], capture_output=True, check=False)
+
+
+_VANISHING_CLIENT = """
+import socket, sys, time
+host, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+sock = socket.create_connection((host, port), timeout=10)
+head = f"GET {path} HTTP/1.1\\r\\nHost: x\\r\\nAccept: text/event-stream\\r\\n\\r\\n"
+sock.sendall(head.encode())
+print(sock.recv(4096).split(b"\\r\\n")[0].decode(), flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.slow
+def test_a_stream_whose_client_vanished_without_a_word_gives_its_slot_back(
+        tmp_path: Path, redis_url: str) -> None:
+    """A client on another host whose link goes down mid-stream sends no FIN or RST: the
+    server's heartbeats go unacknowledged. Two heartbeats' worth later (TCP_USER_TIMEOUT)
+    the connection ends and the stream's slot is free again; without the bound the kernel
+    would retransmit for about 15 minutes, the slot held all along."""
+    with _peer_namespace() as (namespace, address, link):
+        env = {"RUMMY_SSE_MAX_STREAMS": "1", "RUMMY_SSE_HEARTBEAT_SECONDS": "1"}
+        with served(tmp_path, redis_url, workers=1, env=env, host=address) as server:
+            created = requests.post(f"{server.base_url}/v1/games", timeout=REQUEST_TIMEOUT,
+                                    json={"variant": "basic", "players": ["Ana", "Bo"]})
+            assert created.status_code == 201, created.text
+            path = f"/v1/games/{created.json()['game_id']}/events"
+            client = subprocess.Popen(
+                ["ip", "netns", "exec", namespace, sys.executable, "-c", _VANISHING_CLIENT,
+                 address, str(server.port), path], stdout=subprocess.PIPE, text=True)
+            try:
+                assert client.stdout is not None
+                assert client.stdout.readline().strip() == "HTTP/1.1 200 OK"
+                sock, answer = _open_stream(server.port, path, address)
+                sock.close()
+                assert answer.startswith(b"HTTP/1.1 503"), answer  # its one slot is taken
+                subprocess.run(["ip", "netns", "exec", namespace, "ip", "link", "set", link,
+                                "down"], check=True)  # gone: not a packet more either way
+                deadline = time.monotonic() + 15
+                while True:
+                    sock, answer = _open_stream(server.port, path, address)
+                    sock.close()
+                    if answer.startswith(b"HTTP/1.1 200"):
+                        break
+                    assert answer.startswith(b"HTTP/1.1 503"), answer
+                    assert time.monotonic() < deadline, "the vanished client kept the slot"
+                    time.sleep(0.2)
+            finally:
+                client.kill()
+                client.wait(timeout=10)
+                if client.stdout is not None:
+                    client.stdout.close()

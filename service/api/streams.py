@@ -9,6 +9,7 @@ EventSource does this by itself). The other threads always remain for ordinary r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -53,6 +54,20 @@ def client_gone(sock: socket.socket | None) -> bool:
         return True
 
 
+def bound_unacknowledged(sock: socket.socket | None, seconds: float) -> None:
+    """Data the client leaves unacknowledged for ``seconds`` ends the connection
+    (``TCP_USER_TIMEOUT``, Linux; ``seconds`` 0 gives back the system's default). A client
+    whose network vanished without a word (no FIN or RST: a phone out of range, a laptop
+    closed) otherwise holds its stream's slot while the kernel retransmits the heartbeats,
+    up to about 15 minutes; with the bound, the next poll finds the connection ended. Does
+    nothing where the option or the socket is not there."""
+    option = getattr(socket, "TCP_USER_TIMEOUT", None)
+    if sock is None or option is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return
+    with contextlib.suppress(OSError):  # closed meanwhile
+        sock.setsockopt(socket.IPPROTO_TCP, option, round(seconds * 1000))
+
+
 def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) -> Response:
     slots: StreamSlots = current_app.extensions["streams"]
     if not slots.acquire():
@@ -65,6 +80,9 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) 
     # its slot is free for the client's next stream (a reloaded page, a flaky network)
     connection = request.environ.get("gunicorn.socket")
     sock = connection if isinstance(connection, socket.socket) else None
+    # and one whose client vanished without closing ends once two heartbeats in a row go
+    # unacknowledged (the bound is lifted when the stream ends: the connection may serve on)
+    bound_unacknowledged(sock, max(1.0, 2 * settings.sse_heartbeat_seconds))
 
     def generate() -> Iterator[str]:
         try:
@@ -94,4 +112,5 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) 
     # read or not: a generator never started (a HEAD request, a client gone before the
     # first byte) runs no ``finally`` when it is closed, and kept the slot for good.
     response.call_on_close(slots.release)
+    response.call_on_close(lambda: bound_unacknowledged(sock, 0))
     return response
