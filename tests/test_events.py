@@ -11,6 +11,7 @@ streams last at most 2 s, with a heartbeat every 0.5 s and one stream slot.
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +21,7 @@ from deals import arranged, auth
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
+from service.api.streams import bound_unacknowledged
 from service.app import create_app
 from service.config import Settings
 from service.rules.cards import standard_deck
@@ -489,3 +491,22 @@ def test_a_public_stream_of_an_unknown_game_is_404(sse_client: FlaskClient) -> N
     """API.md: 404 no such game (as for the JSON page), not a 200 stream."""
     resp = sse_client.get("/v1/games/no-such-game/events", headers=SSE)
     assert_problem(resp, 404)
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_USER_TIMEOUT"), reason="Linux's option")
+def test_a_streams_connection_is_bounded_and_the_bound_lifted() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server, \
+            socket.create_connection(server.getsockname()) as sock:
+        def bound() -> int:
+            return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT)
+
+        assert bound() == 0  # the system's default
+        bound_unacknowledged(sock, 30)
+        assert bound() == 30_000
+        bound_unacknowledged(sock, 0)
+        assert bound() == 0
+    bound_unacknowledged(None, 30)  # no socket (the test client): nothing to do
+    bound_unacknowledged(sock, 30)  # closed meanwhile: nothing to do
+    left, right = socket.socketpair()  # not TCP: left alone
+    with left, right:
+        bound_unacknowledged(left, 30)
