@@ -138,11 +138,9 @@ class Stack:
     def settings(self) -> dict[str, Any]:
         """The gunicorn settings the service runs with (read from its config module)."""
         env = self._env()
-        code = ("import os, service.gunicorn_conf as c; "
-                "from service.config import pins_workers; "
+        code = ("import service.gunicorn_conf as c; "
                 "print(c.worker_class, c.workers, c.threads, c.keepalive, "
-                "hasattr(os, 'sched_setaffinity') and pins_workers(c._settings.pin_workers, "
-                "c.workers, len(os.sched_getaffinity(0))), c.reuse_port)")
+                "c.pinned_cpus(c.workers) is not None, c.reuse_port)")
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, check=True).stdout.split()
         return {"worker_class": out[0], "workers": out[1], "threads": out[2],

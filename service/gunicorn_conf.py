@@ -79,15 +79,15 @@ def pre_request(worker: Any, req: Any) -> None:
         req.must_close = True
 
 
-def _pinning(server: Any) -> set[int] | None:
-    """The CPUs the workers are spread over when they keep to one each (``RUMMY_PIN_WORKERS``,
-    :func:`~service.config.pins_workers`, with gunicorn's own worker count, so that
-    ``--workers`` counts), or None when they are left to the kernel."""
+def pinned_cpus(workers: int) -> set[int] | None:
+    """The CPUs ``workers`` workers are spread over when they keep to one each
+    (``RUMMY_PIN_WORKERS``, :func:`~service.config.pins_workers`), or None when they are
+    left to the kernel. The hooks pass gunicorn's own worker count, so that ``--workers``
+    counts; the benchmark reports with it too."""
     if not hasattr(os, "sched_setaffinity"):
         return None
     allowed = os.sched_getaffinity(0)
-    return allowed if pins_workers(_settings.pin_workers, server.num_workers,
-                                   len(allowed)) else None
+    return allowed if pins_workers(_settings.pin_workers, workers, len(allowed)) else None
 
 
 def pre_fork(server: Any, worker: Any) -> None:
@@ -95,7 +95,7 @@ def pre_fork(server: Any, worker: Any) -> None:
     the master, which knows the live workers' CPUs (a worker started to replace one that
     died takes the CPU left free)."""
     worker.rummy_cpu = None
-    cpus = _pinning(server)
+    cpus = pinned_cpus(server.num_workers)
     if cpus is not None:
         worker.rummy_cpu = least_used_cpu(
             cpus, (getattr(w, "rummy_cpu", None) for w in server.WORKERS.values()))
@@ -243,7 +243,7 @@ def when_ready(server: Any) -> None:
     ``reuse_port`` the master binds nothing, so gunicorn's own start-up line names no
     address (``Listening at:  (pid)``); each worker binds ``RUMMY_BIND`` itself, as it
     boots."""
-    pinned = ", each kept to a CPU of its own" if _pinning(server) is not None else ""
+    pinned = "" if pinned_cpus(server.num_workers) is None else ", each kept to a CPU of its own"
     if reuse_port:
         for address in _tcp_binds(server):
             server.log.info("Listening at: http://%s (%d workers, each on a socket of its "
