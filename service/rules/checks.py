@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from service.rules.errors import N_, Code, Message, Reason
@@ -12,6 +12,13 @@ from service.rules.melds import MeldError, Piece, check_meld
 from service.rules.ruleset import Rules, find_variant, resolve_rules
 from service.rules.scoring import HandEnd
 from service.rules.variants import variant_rules
+
+
+def _beyond_the_deck(deck: Counter[str], cards: Iterable[str]) -> dict[str, int]:
+    """C-DECK: each card of ``cards`` that comes more often than ``deck`` holds it, with its
+    count, in the order first seen (a card the deck does not hold at all is the caller's to
+    name)."""
+    return {card: count for card, count in Counter(cards).items() if 0 < deck[card] < count}
 
 
 def check_one_meld(variant_id: str, overrides: Mapping[str, Any] | None,
@@ -36,12 +43,11 @@ def check_one_meld(variant_id: str, overrides: Mapping[str, Any] | None,
             reasons.append(Reason(Code.INVALID_MELD, "C-DECK",
                                   N_("{card} is not a card of the {variant} deck"),
                                   card=p.card, variant=variant.name))
-    for card, count in Counter(p.card for p in pieces).items():
-        if 0 < deck[card] < count:
-            reasons.append(Reason(Code.INVALID_MELD, "C-DECK",
-                                  N_("the {variant} deck holds {copies} {card}, not {count}"),
-                                  card=card, variant=variant.name, copies=deck[card],
-                                  count=count))
+    for card, count in _beyond_the_deck(deck, (p.card for p in pieces)).items():
+        reasons.append(Reason(Code.INVALID_MELD, "C-DECK",
+                              N_("the {variant} deck holds {copies} {card}, not {count}"),
+                              card=card, variant=variant.name, copies=deck[card],
+                              count=count))
     if not reasons:
         try:
             meld = check_meld(pieces, shape)
@@ -91,13 +97,11 @@ def score_one_hand(variant_id: str, overrides: Mapping[str, Any] | None,
     if final_discard is not None and final_discard not in deck:
         raise MissingFact("final_discard", f"{final_discard} is not a card of the "
                                            f"{variant.name} deck")
-    held = Counter(card for hand in hands for card in hand)
-    if final_discard is not None:
-        held[final_discard] += 1
-    over = sorted(card for card, count in held.items() if count > deck[card])
+    last = [final_discard] if final_discard is not None else []
+    over = _beyond_the_deck(deck, [*(card for hand in hands for card in hand), *last])
     if over:  # C-DECK: the hands and the last discard are cards of one deck
         raise MissingFact("hands", f"more copies than the {variant.name} deck holds: " + ", ".join(
-            f"{card} {held[card]} times (the deck holds {deck[card]})" for card in over))
+            f"{card} {over[card]} times (the deck holds {deck[card]})" for card in sorted(over)))
     if went_out is not None and hands[went_out]:
         raise MissingFact(f"hands.{went_out}", "the seat that went out holds no card "
                                                "(C-OUT): hands are the cards each seat "
