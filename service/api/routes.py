@@ -75,9 +75,10 @@ class Parser(FlaskParser):
                    "request's Content-Type is {content_type})"), {"content_type": mimetype}),
                 headers={"Accept-Post": "application/json"})
         try:
-            if not mimetype and req.get_data(cache=True):
+            body = req.get_data(cache=True) if not mimetype else b""
+            if body:
                 try:
-                    return webargs_core.parse_json(req.get_data(cache=True))
+                    return webargs_core.parse_json(body)
                 except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                     return self._handle_invalid_json_error(exc, req)
             return super().load_json(req, schema)

@@ -245,7 +245,8 @@ class Rummy51Rules(VariantRules):
             return None
         # the card laid off in the opening action, after its melds (R51-OPEN)
         rest = remove(hand, [must_use])
-        rest_melds = [m for m in candidates if Counter(m.cards) <= Counter(rest)]
+        have = Counter(rest)
+        rest_melds = [m for m in candidates if Counter(m.cards) <= have]
         for meld_id, added in sorted(self._lay_off_points(turn, must_use),
                                      key=lambda x: -x[1]):
             found = search.best_combination(
