@@ -286,35 +286,51 @@ class Rummy51Rules(VariantRules):
     def _lay_offs_worth(self, turn: Turn, hand: Sequence[str], need: int, keep: int,
                         first: str | None = None, table: list[tuple[int, Meld]] | None = None
                         ) -> tuple[LayOff, ...] | None:
-        """Lay-offs of ``hand``'s cards, one card each and at most one on each meld already
-        on the table (``table``: as :meth:`_table` reads them, or grown by earlier
-        lay-offs), ``first`` before any, then the richest at each step, until they add
-        ``need`` melding points with ``keep`` cards left; None if they never do. Greedy and
-        constructive. One card a meld, because the lay-offs of one meld action are each
-        checked against the meld as it was before the action (two cards for one meld go in
-        one lay-off)."""
+        """Lay-offs of ``hand``'s cards on the table's melds (``table``: as :meth:`_table`
+        reads them, or grown by earlier actions), ``first`` before any, then the richest
+        card at each step, until they add ``need`` melding points with ``keep`` cards left;
+        None if they never do. Greedy and constructive. The cards laid on one meld make one
+        lay-off, read against the meld as it was (as the engine reads the lay-offs of one
+        meld action: two cards for one run, ``QH KH`` on ``5H``–``JH``, go on together,
+        though neither would go on after the other in the same action)."""
         table = list(table) if table is not None else self._table(turn)
         ids = [m.id for m in turn.state.melds]
+        accept = self.reading_filter(turn)
         left = list(hand)
-        made: list[LayOff] = []
-        used: set[int] = set()
+        laid: dict[int, tuple[str, ...]] = {}
+        points = [meld.points for _, meld in table]
         added = 0
-        while added < need or (first is not None and not made):
+        while added < need or (first is not None and not laid):
             if len(left) - 1 < keep:
                 return None
-            cards = [first] if first is not None and not made else sorted(set(left))
-            options = [(grown.points - table[i][1].points, card, i, grown)
-                       for card in cards for i, grown in self._lay_offs(turn, table, card)
-                       if i not in used]
+            cards = [first] if first is not None and not laid else sorted(set(left))
+            options = [(grown.points - points[i], card, i, grown)
+                       for card in cards for i, grown in self._grown(turn, table, laid, card,
+                                                                     accept)]
             if not options:
                 return None
             gain, card, i, grown = max(options, key=lambda o: (o[0], o[1], -o[2]))
-            used.add(i)
-            table[i] = (table[i][0], grown)
+            laid[i] = (*laid.get(i, ()), card)
+            points[i] = grown.points
             left = remove(left, [card])
-            made.append(LayOff(ids[i], (Piece(card),)))
             added += gain
-        return tuple(made)
+        return tuple(LayOff(ids[i], tuple(Piece(c) for c in cards))
+                     for i, cards in laid.items())
+
+    def _grown(self, turn: Turn, table: Sequence[tuple[int, Meld]],
+               laid: dict[int, tuple[str, ...]], card: str, accept: Accept | None
+               ) -> Iterator[tuple[int, Meld]]:
+        """``(index, meld grown)`` for each meld of ``table`` that takes ``card`` with the
+        cards ``laid`` on it already, all read together against the meld as it is
+        (R51-JOKER-OPP: no joker on an opponent's run)."""
+        for i, (owner, meld) in enumerate(table):
+            if card == JOKER and meld.kind == "run" and owner != turn.seat:
+                continue
+            pieces = tuple(Piece(c) for c in (*laid.get(i, ()), card))
+            try:
+                yield i, extend_meld(meld, pieces, turn.shape, accept=accept)
+            except MeldError:
+                continue
 
     def _lay_off_points(self, turn: Turn, card: str) -> Iterator[tuple[str, int]]:
         """``(meld id, melding points added)`` for each table meld ``card`` can go on."""
@@ -332,14 +348,7 @@ class Rummy51Rules(VariantRules):
                   ) -> Iterator[tuple[int, Meld]]:
         """``(index, meld grown)`` for each meld of ``table`` that ``card`` alone can go on
         (the turn's reading filter; R51-JOKER-OPP: no joker on an opponent's run)."""
-        accept = self.reading_filter(turn)
-        for i, (owner, meld) in enumerate(table):
-            if card == JOKER and meld.kind == "run" and owner != turn.seat:
-                continue
-            try:
-                yield i, extend_meld(meld, (Piece(card),), turn.shape, accept=accept)
-            except MeldError:
-                continue
+        return self._grown(turn, table, {}, card, self.reading_filter(turn))
 
     def _places_all(self, turn: Turn, hand: list[str], pending: Counter[str],
                     table: list[tuple[int, Meld]]) -> bool:
