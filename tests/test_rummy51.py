@@ -1041,6 +1041,76 @@ def test_draw_discard_used_in_an_opening_lay_off(rules: dict[str, Any], allowed:
     assert meld_of(state, "m2")[2] == ["KS", "KH", "KD", "KC"]
 
 
+def test_draw_discard_laid_off_while_the_melds_alone_open() -> None:
+    """Knob opening_counts_lay_offs false: the melds alone must reach 51, and the taken
+    card may still be used as a lay-off of the opening action (R51-DRAW)."""
+    state = start(R51, ["4C 5C 6C 7C 8C 9C 8S 8D 8H 2D", "9H TH JH QH KS KH KD"],
+                  stock="KC 3S", rules={"opening_counts_lay_offs": False})
+    state, _ = play(state, (0, "discard 4C"), (1, "draw stock"),
+                    (1, "meld 9H TH JH QH / KS KH KD"), (1, "discard KC"), (0, "draw discard"))
+    example = compound_example(state, 0)
+    assert example["lay_offs"] == [{"meld_id": "m2", "cards": ["KC"]}], example
+    state, _ = play(state, (0, "meld 5C 6C 7C 8C 9C / 8S 8D 8H + m2 KC"), (0, "discard 2D"))
+    assert state.melded == [True, True]
+
+
+def compound_example(state: GameState, seat: int) -> dict[str, Any]:
+    """The listing's example of the seat's opening, checked to apply."""
+    compound = legal_moves(state, seat).compound
+    assert compound is not None and compound["exists"] is True, compound
+    example: dict[str, Any] = compound["example"]
+    apply(state, seat, move_from_dict(example), Random(1))
+    return example
+
+
+def melds_and_lay_offs_open() -> GameState:
+    """Seat 0 opened with sets of kings and queens and a run AD 2D 3D, and discarded 7H;
+    seat 1 holds 5H 6H / JS JH JD (48 with 7H) and KC, QC and 4D, which go on seat 0's
+    melds (+24)."""
+    state = start(L14, ["KS KH KD QS QH QD AD 2D 3D 5C 8C JC 4H 7S 7H",
+                        "5H 6H JS JH JD 9S 9C 8D KC QC 8S 2C 4D TC"], stock="3S 5D 6S 6D")
+    state, _ = play(state, (0, "discard 4H"), (1, "draw stock"), (1, "discard 3S"),
+                    (0, "draw stock"), (0, "meld KS KH KD / QS QH QD / AD 2D 3D"),
+                    (0, "discard 7H"))
+    return state
+
+
+@pytest.mark.parametrize(("variant", "rules", "lay", "allowed"), [
+    pytest.param(R51, {}, "+ m1 KC", True,
+                 id="R51-DRAW the taken card in a meld, another card laid off: 48 + 10 = 58"),
+    pytest.param(R51, {"opening_counts_lay_offs": False}, "+ m1 KC", False,
+                 id="R51-DRAW knob opening_counts_lay_offs false: 48 does not open"),
+    pytest.param(L14, {}, "+ m1 KC + m2 QC + m3 4D", True,
+                 id="L14-DRAW melds of 48, lay-offs of 24: 72 opens and makes the 71"),
+])
+def test_draw_discard_for_an_opening_made_up_by_lay_offs(
+        variant: str, rules: dict[str, Any], lay: str, allowed: bool) -> None:
+    """The melds holding the taken card are worth less than the opening; lay-offs of other
+    cards in the same action make it up (R51-OPEN counts them; L14-DRAW too). The search
+    once tried lay-offs only after melds worth the whole opening, and refused the draw."""
+    state = melds_and_lay_offs_open()
+    hand = state.hands[1]
+    if variant == R51:  # the same cards, in a Rummy 51 game (13 cards: one fewer)
+        state = start(R51, ["KS KH KD QS QH QD AD 2D 3D 5C 8C 4H 7S 7H",
+                            " ".join(c for c in hand if c != "9S")], stock="3S 5D 6S 6D",
+                      rules=rules)
+        state, _ = play(state, (0, "discard 4H"), (1, "draw stock"), (1, "discard 3S"),
+                        (0, "draw stock"), (0, "meld KS KH KD / QS QH QD / AD 2D 3D"),
+                        (0, "discard 7H"))
+    rule = "R51-DRAW" if variant == R51 else "L14-DRAW"
+    if not allowed:
+        assert_refused(state, 1, "draw discard",
+                       (Code.DISCARD_DRAW_FORBIDDEN, rule,
+                        "7H could not be put on the table this turn: the discard may be taken "
+                        "only to be used at once"))
+        return
+    state, _ = play(state, (1, "draw discard"))
+    example = compound_example(state, 1)
+    assert example["lay_offs"], example
+    state, _ = play(state, (1, f"meld 5H 6H 7H / JS JH JD {lay}"), (1, "discard 8S"))
+    assert state.melded == [True, True]
+
+
 @pytest.mark.parametrize("variant", BOTH)
 def test_draw_discard_by_an_opened_player(variant: str) -> None:
     """Seat 1 discards 8H; seat 0 (opened) may take it only to lay it off on m1 (R51), and

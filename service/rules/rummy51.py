@@ -13,6 +13,8 @@ when the card could not be used, a meld or lay-off that would strand it.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -36,6 +38,67 @@ from service.rules.state import GameState, TableMeld
 from service.rules.turn import Event, LaidOff, Turn, VariantRules
 
 SINGLE_CARD_DETAIL = N_("a player holding a single card may not take the discard")
+PUT_DOWN_CARDS = 8
+"""The most cards of a hand :meth:`Rummy51Rules._put_down` considers laying off."""
+PUT_DOWN_TRIES = 64
+"""The most choices of cards to lay off it tries (each a meld search), fewest cards first."""
+
+
+class _Table:
+    """The table's melds as the lay-off searches read them, and what each grows to with
+    cards laid on it, all read together against the meld as it is (as the engine reads one
+    lay-off). Cached: a search asks the same many times. R51-JOKER-OPP: no joker on an
+    opponent's run."""
+
+    def __init__(self, turn: Turn, accept: Accept | None,
+                 melds: list[tuple[int, Meld]]) -> None:
+        self.turn = turn
+        self.accept = accept
+        self.melds = melds
+        """``(owner, meld)`` pairs, in the table's order."""
+        self._grown: dict[tuple[int, tuple[str, ...]], Meld | None] = {}
+        self._fits: dict[str, list[int]] = {}
+
+    def grown(self, i: int, cards: tuple[str, ...]) -> Meld | None:
+        """Meld ``i`` with ``cards`` laid on it, or None when they do not go on it."""
+        key = (i, cards)
+        if key in self._grown:
+            return self._grown[key]
+        owner, meld = self.melds[i]
+        grown = None
+        if not (JOKER in cards and meld.kind == "run" and owner != self.turn.seat):
+            with contextlib.suppress(MeldError):
+                grown = extend_meld(meld, tuple(Piece(c) for c in cards), self.turn.shape,
+                                    accept=self.accept)
+        self._grown[key] = grown
+        return grown
+
+    def fits(self, card: str) -> list[int]:
+        """The melds ``card`` alone goes on."""
+        found = self._fits.get(card)
+        if found is None:
+            found = self._fits[card] = [
+                i for i in range(len(self.melds))
+                if self.may_fit(card, i) and self.grown(i, (card,)) is not None]
+        return found
+
+    def may_fit(self, card: str, i: int, laid: int = 0) -> bool:
+        """False when ``card`` cannot go on meld ``i`` with ``laid`` other cards, known
+        without reading it: a natural of another rank than a set's, or of another suit than
+        a run's (runs of one suit), or further from a run's ends than the other cards could
+        bridge (an ace at either of its two places)."""
+        shape = self.turn.shape
+        if shape.is_wild(card):
+            return True
+        meld = self.melds[i][1]
+        rank = rank_of(card)
+        if meld.kind == "set":
+            return rank == meld.start
+        if shape.run_same_suit and card[-1] != meld.idents[0][-1]:
+            return False
+        low, high = meld.start - 1 - laid, meld.end + 1 + laid
+        return any(low <= place < meld.start or meld.end < place <= high
+                   for place in (rank, 14 if rank == 1 else rank))
 
 
 class Rummy51Rules(VariantRules):
@@ -233,110 +296,147 @@ class Rummy51Rules(VariantRules):
             need_clean_run=rules.opening_requires_clean_run, keep=keep)
         if found is not None:
             return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found))
-        if not rules.opening_counts_lay_offs:
+        return self._put_down(turn, hand, candidates, target, must_use, opening=True,
+                              keep=keep)
+
+    def _put_down(self, turn: Turn, hand: Sequence[str], candidates: list[Meld], need: int,
+                  must_use: str | None, *, opening: bool, keep: int) -> MeldMove | None:
+        """New melds of ``hand`` and lay-offs of other cards of it on the table's melds,
+        worth ``need`` melding points together, ``must_use`` among them, ``keep`` cards
+        left, at least one card laid off; None when the search finds none (the callers
+        have searched the melds alone already). The points L14-DRAW asks of a turn may come
+        from lay-offs, and so may R51-OPEN's (knob ``opening_counts_lay_offs``).
+        ``opening``: the action that opens (R51-OPEN): at least one meld, a clean run if
+        the rules ask, and the lay-offs (in the same action, each read against its meld as
+        it was) counted toward the opening only by the knob, else the melds alone reach it.
+
+        How: for each choice of the hand's cards to lay off (fewest first, among those the
+        lay-offs of the whole hand place), the richest lay-offs of exactly those, then the
+        melds searched among the rest (:func:`search.best_combination`). A choice that could
+        not reach ``need`` even if every card counted its most is not tried. Constructive:
+        what it finds is a move the engine takes."""
+        rules = turn.rules
+        table = self._table_of(turn)
+        layable = [card for card, _, _ in itertools.islice(
+            self._lay_off_steps(turn, hand, table), PUT_DOWN_CARDS)]
+        if not layable:
             return None
-        if target > rules.opening_points:  # L14-DRAW: the rest by lay-offs after the melds
-            move = self._melds_then_lay_offs(
-                turn, hand, candidates, target, must_use, rules.opening_requires_clean_run,
-                max(rules.opening_points, 1), keep)
-            if move is not None:
-                return move
-        if must_use is None:
+        most = self._most_points(turn)
+        melds_alone = opening and not rules.opening_counts_lay_offs
+        least = rules.opening_points if melds_alone else 1 if opening else 0
+        # necessary: melds worth the rest, were the lay-offs to add the most they could
+        if search.best_combination(
+                hand, candidates, need_points=max(need - sum(map(most, layable)), least),
+                need_clean_run=opening and rules.opening_requires_clean_run, keep=keep,
+                require_any=opening) is None:
             return None
-        # the card laid off in the opening action, after its melds (R51-OPEN)
-        rest = remove(hand, [must_use])
-        have = Counter(rest)
-        rest_melds = [m for m in candidates if Counter(m.cards) <= have]
-        for meld_id, added in sorted(self._lay_off_points(turn, must_use),
-                                     key=lambda x: -x[1]):
-            found = search.best_combination(
-                rest, rest_melds, need_points=target - added,
-                need_clean_run=rules.opening_requires_clean_run, keep=keep, require_any=True)
-            if found is not None:
-                return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found),
-                                (LayOff(meld_id, (Piece(must_use),)),))
+        meldable = {c for m in candidates for c in m.cards}
+        melds_most = sum(most(c) for c in hand if c in meldable)
+        tried = 0
+        for size in range(1, len(layable) + 1):
+            for laid in sorted(set(itertools.combinations(layable, size))):
+                top = melds_most - sum(most(c) for c in laid if c in meldable)
+                if top + sum(most(c) for c in laid) < need or len(hand) - size < keep or (
+                        melds_alone and top < rules.opening_points):
+                    continue
+                tried += 1
+                if tried > PUT_DOWN_TRIES:
+                    return None
+                steps = list(self._lay_off_steps(turn, laid, table))
+                if len(steps) < size:
+                    continue  # a card of the choice goes nowhere
+                added = steps[-1][1]
+                rest = remove(hand, laid)
+                have = Counter(rest)
+                found = search.best_combination(
+                    rest, [m for m in candidates if Counter(m.cards) <= have],
+                    need_points=max(need - added, least),
+                    must_use=None if must_use in laid else must_use,
+                    need_clean_run=opening and rules.opening_requires_clean_run, keep=keep,
+                    require_any=opening)
+                if found is not None:
+                    return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found),
+                                    self._as_lay_offs(turn, steps))
         return None
 
-    def _melds_then_lay_offs(self, turn: Turn, hand: Sequence[str], candidates: list[Meld],
-                             need: int, must_use: str | None, clean_run: bool, least: int,
-                             keep: int, table: list[tuple[int, Meld]] | None = None
-                             ) -> MeldMove | None:
-        """New melds of ``hand`` worth at least ``least`` (holding ``must_use``, with a
-        clean run if asked), then lay-offs of other cards on the table's melds, worth
-        ``need`` together: the melding points L14-DRAW asks of the turn may come from
-        lay-offs too (an opening counts those made after its melds: R51-OPEN). Constructive
-        and greedy: melds from the richest combination the search finds down to ``least``,
-        then the richest lay-off at each step; None when that finds nothing."""
-        bar = need
-        while True:
-            bar = max(bar - 10, least)
-            found = search.best_combination(hand, candidates, need_points=bar,
-                                            must_use=must_use, need_clean_run=clean_run,
-                                            keep=keep, require_any=True)
-            if found is not None:
-                points = sum(m.points for m in found)
-                rest = remove(hand, [c for m in found for c in m.cards])
-                lay_offs = self._lay_offs_worth(turn, rest, need - points, keep, table=table)
-                if lay_offs is not None:
-                    return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found),
-                                    lay_offs)
-            if bar <= least:
-                return None
-
     def _lay_offs_worth(self, turn: Turn, hand: Sequence[str], need: int, keep: int,
-                        first: str | None = None, table: list[tuple[int, Meld]] | None = None
-                        ) -> tuple[LayOff, ...] | None:
-        """Lay-offs of ``hand``'s cards on the table's melds (``table``: as :meth:`_table`
-        reads them, or grown by earlier actions), ``first`` before any, then the richest
-        card at each step, until they add ``need`` melding points with ``keep`` cards left;
-        None if they never do. Greedy and constructive. The cards laid on one meld make one
-        lay-off, read against the meld as it was (as the engine reads the lay-offs of one
-        meld action: two cards for one run, ``QH KH`` on ``5H``–``JH``, go on together,
-        though neither would go on after the other in the same action)."""
-        table = list(table) if table is not None else self._table(turn)
-        ids = [m.id for m in turn.state.melds]
-        accept = self.reading_filter(turn)
+                        first: str | None = None) -> tuple[LayOff, ...] | None:
+        """Lay-offs of ``hand``'s cards on the table's melds, ``first`` among them, adding
+        ``need`` melding points with ``keep`` cards left (:meth:`_lay_off_steps`, as far as
+        needed); None if they never do."""
+        steps: list[tuple[str, int, int]] = []
+        for step in self._lay_off_steps(turn, hand, self._table_of(turn), first):
+            steps.append(step)
+            if len(hand) - len(steps) < keep:
+                return None
+            if step[1] >= need:
+                return self._as_lay_offs(turn, steps)
+        return None
+
+    def _lay_off_steps(self, turn: Turn, hand: Sequence[str], table: _Table,
+                       first: str | None = None) -> Iterator[tuple[str, int, int]]:
+        """Lay-offs of ``hand``'s cards on ``table``'s melds, ``first`` before any, then
+        the card adding the most at each step, for as long as one goes on: ``(card, melding
+        points added so far, index of its meld)`` per step. The cards laid on one meld are
+        read together against the meld as it is, as the engine reads one lay-off (two cards
+        for one run, ``QH KH`` on ``5H``–``JH``, go on together, though ``KH`` alone would
+        not), so :meth:`_as_lay_offs` makes them one. Greedy."""
         left = list(hand)
         laid: dict[int, tuple[str, ...]] = {}
-        points = [meld.points for _, meld in table]
+        points = [meld.points for _, meld in table.melds]
         added = 0
-        while added < need or (first is not None and not laid):
-            if len(left) - 1 < keep:
-                return None
-            cards = [first] if first is not None and not laid else sorted(set(left))
-            options = [(grown.points - points[i], card, i, grown)
-                       for card in cards for i, grown in self._grown(turn, table, laid, card,
-                                                                     accept)]
+        while left:
+            options = []
+            for card in [first] if first is not None and not laid else sorted(set(left)):
+                for i in {*table.fits(card), *laid}:
+                    on = laid.get(i, ())
+                    grown = table.grown(i, (*on, card)) if table.may_fit(card, i, len(on)) \
+                        else None
+                    if grown is not None:
+                        options.append((grown.points - points[i], card, i, grown))
             if not options:
-                return None
+                return
             gain, card, i, grown = max(options, key=lambda o: (o[0], o[1], -o[2]))
             laid[i] = (*laid.get(i, ()), card)
             points[i] = grown.points
             left = remove(left, [card])
             added += gain
+            yield card, added, i
+
+    @staticmethod
+    def _as_lay_offs(turn: Turn, steps: Sequence[tuple[str, int, int]]) -> tuple[LayOff, ...]:
+        """The lay-offs :meth:`_lay_off_steps` made: one per meld, in the order first laid
+        on."""
+        ids = [m.id for m in turn.state.melds]
+        laid: dict[int, list[str]] = {}
+        for card, _, i in steps:
+            laid.setdefault(i, []).append(card)
         return tuple(LayOff(ids[i], tuple(Piece(c) for c in cards))
                      for i, cards in laid.items())
 
-    def _grown(self, turn: Turn, table: Sequence[tuple[int, Meld]],
-               laid: dict[int, tuple[str, ...]], card: str, accept: Accept | None
-               ) -> Iterator[tuple[int, Meld]]:
-        """``(index, meld grown)`` for each meld of ``table`` that takes ``card`` with the
-        cards ``laid`` on it already, all read together against the meld as it is
-        (R51-JOKER-OPP: no joker on an opponent's run)."""
-        for i, (owner, meld) in enumerate(table):
-            if card == JOKER and meld.kind == "run" and owner != turn.seat:
-                continue
-            pieces = tuple(Piece(c) for c in (*laid.get(i, ()), card))
-            try:
-                yield i, extend_meld(meld, pieces, turn.shape, accept=accept)
-            except MeldError:
-                continue
+    def _most_points(self, turn: Turn) -> Callable[[str], int]:
+        """The most melding points a card can add to a meld: a natural its value (an ace
+        high), a wild the most any card is worth."""
+        value = self.meld_value(turn.rules)
+        top = max(value(rank, True) for rank in range(1, 14))
+
+        def most(card: str) -> int:
+            if turn.shape.is_wild(card):
+                return top
+            rank = rank_of(card)
+            return max(value(rank, True), value(rank, False))
+
+        return most
 
     def _lay_off_points(self, turn: Turn, card: str) -> Iterator[tuple[str, int]]:
         """``(meld id, melding points added)`` for each table meld ``card`` can go on."""
         table = self._table(turn)
         for i, grown in self._lay_offs(turn, table, card):
             yield turn.state.melds[i].id, grown.points - table[i][1].points
+
+    def _table_of(self, turn: Turn) -> _Table:
+        """The table's melds as the lay-off searches read them."""
+        return _Table(turn, self.reading_filter(turn), self._table(turn))
 
     @staticmethod
     def _table(turn: Turn) -> list[tuple[int, Meld]]:
@@ -348,7 +448,9 @@ class Rummy51Rules(VariantRules):
                   ) -> Iterator[tuple[int, Meld]]:
         """``(index, meld grown)`` for each meld of ``table`` that ``card`` alone can go on
         (the turn's reading filter; R51-JOKER-OPP: no joker on an opponent's run)."""
-        return self._grown(turn, table, {}, card, self.reading_filter(turn))
+        read = _Table(turn, self.reading_filter(turn), list(table))
+        return ((i, grown) for i in range(len(table))
+                if (grown := read.grown(i, (card,))) is not None)
 
     def _places_all(self, turn: Turn, hand: list[str], pending: Counter[str],
                     table: list[tuple[int, Meld]]) -> bool:
@@ -394,9 +496,8 @@ class Rummy51Rules(VariantRules):
                  card: str | None = None, candidates: list[Meld] | None = None) -> bool:
         """Could an opened player still put down ``need`` (> 0) melding points this turn, with
         ``card`` placed if given, by new melds and lay-offs (L14-DRAW counts both)?
-        Constructive, so never a plan that does not exist: the melds alone, lay-offs alone
-        (``card`` first), melds (holding ``card``) then lay-offs, or ``card`` laid off
-        first and then melds and lay-offs of the rest."""
+        Constructive, so never a plan that does not exist: the melds alone, the richest
+        lay-offs alone (``card`` first), or lay-offs and melds (:meth:`_put_down`)."""
         if candidates is None:
             candidates = self._candidates(turn, hand)
         if search.best_combination(hand, candidates, need_points=need, must_use=card,
@@ -404,27 +505,8 @@ class Rummy51Rules(VariantRules):
             return True
         if self._lay_offs_worth(turn, hand, need, keep, first=card) is not None:
             return True
-        if self._melds_then_lay_offs(turn, hand, candidates, need, card, False, 1,
-                                     keep) is not None:
-            return True
-        if card is None or len(hand) - 1 < keep:
-            return False
-        # ``card`` laid off first, then melds (and lay-offs) of the rest
-        table = self._table(turn)
-        rest = remove(hand, [card])
-        rest_melds = [m for m in candidates if Counter(m.cards) <= Counter(rest)]
-        for i, grown in self._lay_offs(turn, table, card):
-            left = need - (grown.points - table[i][1].points)
-            if left <= 0 and len(rest) >= keep:
-                return True
-            if search.best_combination(rest, rest_melds, need_points=max(left, 1),
-                                       keep=keep) is not None:
-                return True
-            if self._melds_then_lay_offs(turn, rest, rest_melds, left, None, False, 1, keep,
-                                         [*table[:i], (table[i][0], grown), *table[i + 1:]]
-                                         ) is not None:
-                return True
-        return False
+        return self._put_down(turn, hand, candidates, need, card, opening=False,
+                              keep=keep) is not None
 
     # -- joker swap and taking from melds --------------------------------------------------
 
