@@ -940,6 +940,41 @@ def test_malformed_move_bodies_are_400(client: FlaskClient) -> None:
     assert game.snapshot() == before
 
 
+@pytest.mark.parametrize(("data", "field"), [
+    ('{"type": "discard", "card": "5H", "card": "KS"}', "card"),
+    ('{"type": "draw", "type": "discard", "source": "stock", "card": "KS"}', "type"),
+    ('{"type": "meld", "melds": [{"cards": ["7H", "8H", "9H"], "cards": ["KS", "KH", "KD"]}]}',
+     "cards"),
+])
+def test_a_key_given_twice_in_a_move_is_400_naming_it(client: FlaskClient, data: str,
+                                                      field: str) -> None:
+    """RFC 8259 leaves an object with a key given twice to its reader: one reader keeps the
+    first value, another the last, so a client and the referee could read different moves
+    from one body. It is refused, whichever way the body is read."""
+    game = Game(client, dealer=1, deals=[deal_a()])
+    game.ok(0, {"type": "draw", "source": "stock"})
+    before = game.snapshot()
+    for headers in ({}, {"Idempotency-Key": "twice-1"}):
+        resp = client.post(f"{game.path}/moves", data=data, content_type="application/json",
+                           headers={**auth(game.tokens[0]), **headers})
+        body = assert_problem(resp, 400, fields={field})
+        assert body["errors"] == [{"field": field,
+                                   "message": "Given more than once in one object."}]
+    assert game.snapshot() == before
+    # a colon within a string is no key: the move is read as it is
+    resp = client.post(f"{game.path}/moves", data='{"type": "lay_off", "meld_id": "m:1", '
+                       '"cards": ["6H"]}', content_type="application/json",
+                       headers=auth(game.tokens[0]))
+    assert assert_problem(resp, 422)["code"] == "UNKNOWN_MELD"
+
+
+@pytest.mark.parametrize("path", ["/v1/games", "/v1/melds/check", "/v1/scores/hand"])
+def test_a_key_given_twice_is_400_on_every_body(client: FlaskClient, path: str) -> None:
+    resp = client.post(path, data='{"variant": "basic", "variant": "dummy"}',
+                       content_type="application/json")
+    assert_problem(resp, 400, fields={"variant"})
+
+
 @pytest.mark.parametrize("path", ["/v1/games", "/v1/melds/check", "/v1/scores/hand"])
 def test_a_body_nested_too_deeply_is_malformed_not_an_error(client: FlaskClient,
                                                             path: str) -> None:

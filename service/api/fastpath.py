@@ -133,11 +133,25 @@ def move_body(req: Request) -> dict[str, Any] | None:
     """The loaded move body, or None to let the schema parse it."""
     if not is_json(req.mimetype):
         return None
+    raw = req.get_data(cache=True)
     try:
-        data = _loads(req.get_data(cache=True))
+        data = _loads(raw)
     except ValueError:  # not JSON, or not JSON orjson reads: the schema path says why
         return None
+    if raw.count(b":") != _names(data):
+        return None  # a key given twice (or a colon in a string): the schema path looks
     return data if valid_move(data) else None
+
+
+def _names(value: Any) -> int:
+    """How many keys the objects in ``value`` hold. A body's colons outside strings are
+    one per key it gives, so fewer keys than colons means a key given twice (orjson keeps
+    the last) or a colon within a string."""
+    if type(value) is dict:
+        return len(value) + sum(_names(v) for v in value.values())
+    if type(value) is list:
+        return sum(_names(v) for v in value)
+    return 0
 
 
 def move_headers(req: Request) -> dict[str, Any] | None:

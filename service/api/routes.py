@@ -18,6 +18,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from webargs import core as webargs_core
 from webargs.flaskparser import FlaskParser
+from webargs.flaskparser import abort as webargs_abort
 
 from service.api import fastpath, i18n, observe, schemas, security, streams
 from service.api.problems import PROBLEM_MIMETYPE, Problem
@@ -33,6 +34,33 @@ from service.rules import (
 from service.rules.checks import MissingFact, check_one_meld, score_one_hand
 from service.rules.errors import N_, Message
 from service.rules.ruleset import VARIANTS, default_rules
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names ``key`` twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"{key!r} given more than once in one object")
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return found
+
+
+def strict_json(body: bytes) -> Any:
+    """The body's JSON, refusing an object that names a key twice: RFC 8259 leaves what
+    such an object means to its reader (most keep the last value, some the first), so a
+    client's library, a proxy and this service could each read a different move from one
+    body (``{"type": "discard", "card": "5H", "card": "KS"}``)."""
+    return json.loads(body.decode("utf-8"), object_pairs_hook=_unique_keys)
 
 
 class Parser(FlaskParser):
@@ -64,7 +92,8 @@ class Parser(FlaskParser):
 
         The body's ``Content-Type``: JSON is the only kind any endpoint takes. A body sent
         with no ``Content-Type`` at all is read as JSON (RFC 9110 section 8.3 lets the
-        recipient look at the data). One declared as another kind (a form, plain text:
+        recipient look at the data). An object that names a key twice is refused
+        (:func:`strict_json`). One declared as another kind (a form, plain text:
         what ``curl -d`` sends unless told ``-H 'Content-Type: application/json'``) is
         refused with 415, which names what to send; webargs would read no body from it and
         report every required field missing."""
@@ -75,12 +104,15 @@ class Parser(FlaskParser):
                    "request's Content-Type is {content_type})"), {"content_type": mimetype}),
                 headers={"Accept-Post": "application/json"})
         try:
-            body = req.get_data(cache=True) if not mimetype else b""
+            body = req.get_data(cache=True)
             if body:
                 try:
-                    return webargs_core.parse_json(body)
+                    return strict_json(body)
                 except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                     return self._handle_invalid_json_error(exc, req)
+                except DuplicateKey as exc:
+                    webargs_abort(400, exc=exc, messages={"json": {exc.key: [
+                        "Given more than once in one object."]}})
             return super().load_json(req, schema)
         except RecursionError:
             self._handle_invalid_json_error(
