@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from random import Random
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -32,7 +33,7 @@ from service.rules import (
     new_game,
     public_view,
 )
-from service.rules.cards import standard_deck
+from service.rules.cards import JOKER, RANKS, standard_deck
 from service.rules.legal import legal_moves
 from service.rules.melds import MeldError
 from service.rules.moves import (
@@ -47,6 +48,7 @@ from service.rules.moves import (
     move_from_dict,
 )
 from service.rules.ruleset import resolve_rules
+from service.rules.rummy51 import _Table
 from service.rules.state import TableMeld
 
 DECK = standard_deck(2, 4)
@@ -1039,6 +1041,44 @@ def test_draw_discard_used_in_an_opening_lay_off(rules: dict[str, Any], allowed:
     state, _ = play(state, (0, "meld 5C 6C 7C / 8S 8D 8C + m2 KC"), (0, "discard 2D"))
     assert state.melded == [True, True]
     assert meld_of(state, "m2")[2] == ["KS", "KH", "KD", "KC"]
+
+
+@pytest.mark.parametrize("ace", ["low", "high_or_low"])
+@pytest.mark.parametrize("variant", BOTH)
+def test_the_lay_off_prefilter_never_refuses_cards_a_meld_takes(variant: str,
+                                                                ace: str) -> None:
+    """The turn's search asks ``_Table.may_fit`` before reading a card onto a table meld
+    with others laid on it; it may say yes to a card that does not go, never no to one
+    that does (with the other cards laid, whatever their order). Runs and sets with and
+    without a joker, and one to three cards near them."""
+    read = shape(variant, {"ace": ace})
+    rng = Random(f"{variant} {ace}")
+    suits, taken = "SHDC", 0
+    for _ in range(4000):
+        if rng.random() < 0.5:
+            suit, length = rng.choice(suits), rng.randint(3, 5)
+            first = rng.randint(1, 15 - length)
+            cards = [RANKS[(p - 1) % 13] + suit for p in range(first, first + length)]
+            near = [r + suit for r in RANKS]
+        else:
+            rank = rng.choice(RANKS)
+            cards = [rank + s for s in rng.sample(suits, 3)]
+            near = [rank + s for s in suits] + [rng.choice(RANKS) + "H"]
+        if rng.random() < 0.3:
+            cards[rng.randrange(len(cards))] = JOKER
+        try:
+            meld = check_meld([Piece(c) for c in cards], read)
+        except MeldError:
+            continue
+        pieces = tuple(rng.choice([*near, JOKER]) for _ in range(rng.randint(1, 3)))
+        table = _Table(SimpleNamespace(seat=0, shape=read), None,  # type: ignore[arg-type]
+                       [(0, meld)])
+        if table.grown(0, pieces) is None:
+            continue
+        taken += 1
+        for k, card in enumerate(pieces):
+            assert table.may_fit(card, 0, len(pieces) - 1), (meld, pieces, k)
+    assert taken > 300
 
 
 def test_draw_discard_laid_off_while_the_melds_alone_open() -> None:

@@ -96,6 +96,8 @@ class _Table:
             return rank == meld.start
         if shape.run_same_suit and card[-1] != meld.idents[0][-1]:
             return False
+        if shape.ace == "around":  # places past the king wrap (not a Rummy 51 reading)
+            return True
         low, high = meld.start - 1 - laid, meld.end + 1 + laid
         return any(low <= place < meld.start or meld.end < place <= high
                    for place in (rank, 14 if rank == 1 else rank))
