@@ -32,6 +32,8 @@ from service.rules import (
     meld_shape,
     new_game,
     public_view,
+    rummy51,
+    search,
 )
 from service.rules.cards import JOKER, RANKS, standard_deck
 from service.rules.legal import legal_moves
@@ -1041,6 +1043,29 @@ def test_draw_discard_used_in_an_opening_lay_off(rules: dict[str, Any], allowed:
     state, _ = play(state, (0, "meld 5C 6C 7C / 8S 8D 8C + m2 KC"), (0, "discard 2D"))
     assert state.melded == [True, True]
     assert meld_of(state, "m2")[2] == ["KS", "KH", "KD", "KC"]
+
+
+def test_the_search_for_lay_offs_with_melds_keeps_to_its_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its meld searches share one budget of steps: out of it, the search claims nothing
+    (the draw is refused), however many choices of cards are left to try."""
+    state = melds_and_lay_offs_open()
+    spent: list[list[int]] = []
+    real = search.best_combination
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("spent") is not None:
+            spent.append(kwargs["spent"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(search, "best_combination", counted)
+    play(state, (1, "draw discard"))
+    assert spent and 0 < spent[-1][0] <= rummy51.PUT_DOWN_STEPS
+    monkeypatch.setattr(rummy51, "PUT_DOWN_STEPS", 1)
+    assert_refused(state, 1, "draw discard",
+                   (Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
+                    "7H could not be put on the table this turn with 71 points put down: the "
+                    "discard may be taken only to be used at once"))
 
 
 @pytest.mark.parametrize("ace", ["low", "high_or_low"])

@@ -42,6 +42,9 @@ PUT_DOWN_CARDS = 8
 """The most cards of a hand :meth:`Rummy51Rules._put_down` considers laying off."""
 PUT_DOWN_TRIES = 64
 """The most choices of cards to lay off it tries (each a meld search), fewest cards first."""
+PUT_DOWN_STEPS = 20_000
+"""The steps its meld searches take together at most (as many as one search alone may):
+the worst a made-up hand and table can cost it stays bounded."""
 
 
 class _Table:
@@ -315,8 +318,9 @@ class Rummy51Rules(VariantRules):
         How: for each choice of the hand's cards to lay off (fewest first, among those the
         lay-offs of the whole hand place), the richest lay-offs of exactly those, then the
         melds searched among the rest (:func:`search.best_combination`). A choice that could
-        not reach ``need`` even if every card counted its most is not tried. Constructive:
-        what it finds is a move the engine takes."""
+        not reach ``need`` even if every card counted its most is not tried, and the meld
+        searches share one budget of steps (:data:`PUT_DOWN_STEPS`). Constructive: what it
+        finds is a move the engine takes."""
         rules = turn.rules
         table = self._table_of(turn)
         layable = [card for card, _, _ in itertools.islice(
@@ -326,11 +330,12 @@ class Rummy51Rules(VariantRules):
         most = self._most_points(turn)
         melds_alone = opening and not rules.opening_counts_lay_offs
         least = rules.opening_points if melds_alone else 1 if opening else 0
+        spent = [0]
         # necessary: melds worth the rest, were the lay-offs to add the most they could
         if search.best_combination(
                 hand, candidates, need_points=max(need - sum(map(most, layable)), least),
                 need_clean_run=opening and rules.opening_requires_clean_run, keep=keep,
-                require_any=opening) is None:
+                require_any=opening, limit=PUT_DOWN_STEPS, spent=spent) is None:
             return None
         meldable = {c for m in candidates for c in m.cards}
         melds_most = sum(most(c) for c in hand if c in meldable)
@@ -342,7 +347,7 @@ class Rummy51Rules(VariantRules):
                         melds_alone and top < rules.opening_points):
                     continue
                 tried += 1
-                if tried > PUT_DOWN_TRIES:
+                if tried > PUT_DOWN_TRIES or spent[0] >= PUT_DOWN_STEPS:
                     return None
                 steps = list(self._lay_off_steps(turn, laid, table))
                 if len(steps) < size:
@@ -355,7 +360,7 @@ class Rummy51Rules(VariantRules):
                     need_points=max(need - added, least),
                     must_use=None if must_use in laid else must_use,
                     need_clean_run=opening and rules.opening_requires_clean_run, keep=keep,
-                    require_any=opening)
+                    require_any=opening, limit=PUT_DOWN_STEPS - spent[0], spent=spent)
                 if found is not None:
                     return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found),
                                     self._as_lay_offs(turn, steps))

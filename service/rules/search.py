@@ -154,7 +154,8 @@ def _run_combos(hand: Sequence[str], shape: MeldShape,
 def best_combination(hand: Sequence[str], melds: Sequence[Meld], *, need_points: int = 0,
                      must_use: str | None = None, need_clean_run: bool = False,
                      keep: int = 0, limit: int = 20_000,
-                     require_any: bool = False) -> list[Meld] | None:
+                     require_any: bool = False,
+                     spent: list[int] | None = None) -> list[Meld] | None:
     """Disjoint ``melds`` drawn from ``hand`` meeting every condition, or None.
 
     ``need_points``: their points add up to at least this; ``must_use``: one of them holds
@@ -162,7 +163,9 @@ def best_combination(hand: Sequence[str], melds: Sequence[Meld], *, need_points:
     cards stay in hand; ``require_any``: at least one meld even when nothing else is asked.
     Depth-first over melds, richest first, giving up after ``limit``
     steps (it then answers None: the search only ever claims what it has found); a branch
-    that can no longer get a clean run or ``must_use`` is not explored.
+    that can no longer get a clean run or ``must_use`` is not explored. ``spent``: a
+    one-item list the steps taken are added to, for a caller sharing one budget among
+    several searches.
     """
     ordered = sorted(melds, key=lambda m: -m.points)
     count = len(ordered)
@@ -210,4 +213,7 @@ def best_combination(hand: Sequence[str], melds: Sequence[Meld], *, need_points:
 
     if need_points <= 0 and must_use is None and not need_clean_run and not require_any:
         return []
-    return dfs(0, dict(Counter(hand)), len(hand), [], 0, False, False)
+    found = dfs(0, dict(Counter(hand)), len(hand), [], 0, False, False)
+    if spent is not None:
+        spent[0] += steps
+    return found
