@@ -1045,6 +1045,25 @@ def test_draw_discard_used_in_an_opening_lay_off(rules: dict[str, Any], allowed:
     assert meld_of(state, "m2")[2] == ["KS", "KH", "KD", "KC"]
 
 
+def test_l14_an_opened_player_takes_the_discard_for_melds_and_a_lay_off() -> None:
+    """Seat 0 opened with 9D TD JD QD KD AD in an earlier turn. For the 71 after taking 7H
+    it needs the melds 7H 8H 9H TH / JC JS JH (64) and 8D laid off on its run (72):
+    neither the melds nor the lay-offs reach it alone."""
+    state = start(L14, ["9D TD JD QD KD AD 8H 9H TH JC JS JH 8D 4S 2C",
+                        "7H 2S 3C 5S 8S 9C 4C 6C TC 2D 3D 5C 9S AS"], stock="3S 5D 6S 6D")
+    state, _ = play(state, (0, "discard 4S"), (1, "draw stock"), (1, "discard 3S"),
+                    (0, "draw stock"), (0, "meld 9D TD JD QD KD AD"), (0, "discard 5D"),
+                    (1, "draw stock"), (1, "discard 7H"), (0, "draw discard"))
+    state, _ = play(state, (0, "meld 7H 8H 9H TH / JC JS JH"))
+    assert state.turn_points == 64
+    assert_refused(state, 0, "discard 2C",
+                   (Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
+                    "having taken the discard you must put down 71 points this turn; 64 so "
+                    "far"))
+    state, events = play(state, (0, "lay m1 8D"), (0, "discard 2C"))
+    assert events_of(events, "hand_end"), events
+
+
 def test_the_search_for_lay_offs_with_melds_keeps_to_its_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Its meld searches share one budget of steps: out of it, the search claims nothing
