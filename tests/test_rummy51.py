@@ -821,14 +821,20 @@ def test_r51_draw_an_opening_of_60_is_enough_in_r51() -> None:
     assert state.melded == [False, True]
 
 
+def assert_short_of_71(state: GameState, seat: int, card: str, so_far: int) -> None:
+    """L14-DRAW: the seat took the discard and has put down ``so_far`` points this turn,
+    so discarding ``card`` is refused."""
+    assert_refused(state, seat, f"discard {card}",
+                   (Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
+                    "having taken the discard you must put down 71 points this turn; "
+                    f"{so_far} so far"))
+
+
 def test_l14_draw_71_points_that_turn() -> None:
     state = draw_turn(L14, DRAW_HAND + " TD", "8H")
     state, _ = play(state, (1, "draw discard"), (1, "meld 6H 7H 8H / 2C 3C 4C / KS KH KD"))
     assert state.turn_points == 60
-    assert_refused(state, 1, "discard 9D",
-                   (Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
-                    "having taken the discard you must put down 71 points this turn; 60 so "
-                    "far"))
+    assert_short_of_71(state, 1, "9D", so_far=60)
     state, _ = play(state, (1, "meld QS QD QC"), (1, "discard 9D"))
     assert state.history == [] and state.turn == 0
 
@@ -871,10 +877,7 @@ def test_l14_draw_lay_offs_after_the_opening_make_up_the_71() -> None:
                     (1, "meld 5H 6H 7H / JS JH JD / 4S 4C 4D"))
     assert state.turn_points == 60
     state, _ = play(state, (1, "lay m1 KC"))
-    assert_refused(state, 1, "discard 9D",
-                   (Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
-                    "having taken the discard you must put down 71 points this turn; 70 so "
-                    "far"))
+    assert_short_of_71(state, 1, "9D", so_far=70)
     state, _ = play(state, (1, "lay m2 QC"), (1, "discard 9D"))
     assert state.turn_points == 0 and state.turn == 0
 
@@ -1056,10 +1059,7 @@ def test_l14_an_opened_player_takes_the_discard_for_melds_and_a_lay_off() -> Non
                     (1, "draw stock"), (1, "discard 7H"), (0, "draw discard"))
     state, _ = play(state, (0, "meld 7H 8H 9H TH / JC JS JH"))
     assert state.turn_points == 64
-    assert_refused(state, 0, "discard 2C",
-                   (Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
-                    "having taken the discard you must put down 71 points this turn; 64 so "
-                    "far"))
+    assert_short_of_71(state, 0, "2C", so_far=64)
     state, events = play(state, (0, "lay m1 8D"), (0, "discard 2C"))
     assert events_of(events, "hand_end"), events
 
