@@ -6,13 +6,12 @@ its own Redis connection pool.
 
 from __future__ import annotations
 
-import hashlib
 import http
 from pathlib import Path
 from typing import Any
 
 import swagger_ui_bundle
-from flask import Blueprint, Flask, Response, current_app, json, request
+from flask import Blueprint, Flask, Response, json
 from flask_cors import CORS
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
@@ -110,7 +109,7 @@ class RefereeApi(Api):  # type: ignore[misc]
     """flask-smorest's Api documenting every error as problem+json (ProblemSchema)."""
 
     ERROR_SCHEMA = schemas.ProblemSchema
-    _openapi: tuple[str, str] | None = None
+    _openapi: tuple[bytes, str] | None = None
     """``GET /openapi.json``'s body and its ``ETag``, once made."""
 
     def _register_responses(self) -> None:
@@ -127,19 +126,14 @@ class RefereeApi(Api):  # type: ignore[misc]
 
     def _openapi_json(self) -> Response:
         """``GET /openapi.json``: the document, made once per worker (flask-smorest makes it
-        anew for each request, about 4 ms, on a route no rate limit covers), with an
-        ``ETag`` (a digest of it) and ``Cache-Control``; ``If-None-Match`` gets 304. It
-        changes only with a deployment, and code generators and the docs page fetch it
+        anew for each request, about 4 ms, on a route no rate limit covers), answered as
+        :func:`~service.api.routes.deployment_document` (``ETag``, ``Cache-Control``, 304):
+        it changes only with a deployment, and code generators and the docs page fetch it
         often."""
         if self._openapi is None:
-            raw = json.dumps(self.spec.to_dict(), indent=2, sort_keys=False)
-            self._openapi = raw, hashlib.sha256(raw.encode()).hexdigest()[:20]
-        raw, etag = self._openapi
-        resp = current_app.response_class(raw, mimetype="application/json")
-        resp.set_etag(etag)
-        resp.headers["Cache-Control"] = f"public, max-age={routes.VARIANTS_MAX_AGE}"
-        resp.make_conditional(request)
-        return resp
+            raw = json.dumps(self.spec.to_dict(), indent=2, sort_keys=False).encode()
+            self._openapi = raw, routes.digest(raw)
+        return routes.deployment_document(*self._openapi)
 
 
 def _register_referee_errors(app: Flask) -> None:

@@ -273,20 +273,38 @@ def _read_view(answer: Answer, private: bool = False) -> Response:
 # ---------------------------------------------------------------------------------------
 
 
-VARIANTS_MAX_AGE = 300
-"""Seconds a client or cache may reuse ``GET /v1/variants`` without asking again; it changes
-only with a deployment, and its ``ETag`` lets a client ask cheaply after that."""
+DOCUMENT_MAX_AGE = 300
+"""Seconds a client or cache may reuse a document that changes only with a deployment
+(``GET /v1/variants``, ``GET /openapi.json``) without asking again; its ``ETag`` lets a
+client ask cheaply after that."""
+
+
+def digest(raw: bytes) -> str:
+    """An ``ETag`` for a document of bytes ``raw``: the same in every worker and replica."""
+    return hashlib.sha256(raw).hexdigest()[:20]
+
+
+def deployment_document(raw: bytes, etag: str) -> Response:
+    """The answer for a JSON document that changes only with a deployment (``raw``, made
+    once, and ``etag``, its :func:`digest`): ``304`` when ``If-None-Match`` names the tag
+    (weak or strong), else the document; either way with its ``ETag`` and
+    ``Cache-Control: public, max-age=``:data:`DOCUMENT_MAX_AGE`."""
+    unchanged = request.if_none_match.contains_weak(etag)
+    resp = Response(status=304) if unchanged else Response(raw, mimetype=JSON)
+    resp.headers["ETag"] = f'"{etag}"'
+    resp.headers["Cache-Control"] = f"public, max-age={DOCUMENT_MAX_AGE}"
+    return resp
 
 
 @functools.cache
 def _variants() -> tuple[bytes, str]:
-    """``GET /v1/variants``'s body and its ``ETag`` (a digest of the body), made once."""
+    """``GET /v1/variants``'s body and its ``ETag``, made once."""
     body = {"variants": [{
         "id": v.id, "name": v.name, "min_players": v.min_players,
         "max_players": v.max_players, "deck_size": len(v.deck()),
         "rules": default_rules(v), "knobs": v.knob_list()} for v in VARIANTS.values()]}
     raw = json.dumps(body).encode()
-    return raw, hashlib.sha256(raw).hexdigest()[:20]
+    return raw, digest(raw)
 
 
 @blp.route("/variants")
@@ -295,17 +313,12 @@ class Variants(MethodView):
         "ETag": {"schema": {"type": "string"},
                  "description": "a digest of the body: it changes only with a deployment"},
         "Cache-Control": {"schema": {"type": "string"},
-                          "description": f"public, max-age={VARIANTS_MAX_AGE}"}})
+                          "description": f"public, max-age={DOCUMENT_MAX_AGE}"}})
     @blp.alt_response(304, description="Not Modified: `If-None-Match` names the current "
                                        "`ETag`")
     def get(self) -> Response:
         """The variants, their default rules and every knob."""
-        raw, etag = _variants()
-        unchanged = request.if_none_match.contains_weak(etag)
-        resp = Response(status=304) if unchanged else Response(raw, mimetype=JSON)
-        resp.headers["ETag"] = f'"{etag}"'
-        resp.headers["Cache-Control"] = f"public, max-age={VARIANTS_MAX_AGE}"
-        return resp
+        return deployment_document(*_variants())
 
 
 @blp.route("/games")
