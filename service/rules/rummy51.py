@@ -284,7 +284,7 @@ class Rummy51Rules(VariantRules):
         return found if accept is None else [m for m in found if accept(m) is None]
 
     def _layable(self, turn: Turn, card: str) -> bool:
-        return next(self._lay_off_points(turn, card), None) is not None
+        return bool(self._table_of(turn).fits(card))
 
     def opening_move(self, turn: Turn, hand: Sequence[str], must_use: str | None,
                      need_points: int = 0,
@@ -339,6 +339,7 @@ class Rummy51Rules(VariantRules):
             return None
         meldable = {c for m in candidates for c in m.cards}
         melds_most = sum(most(c) for c in hand if c in meldable)
+        needs = [(m, Counter(m.cards)) for m in candidates]
         tried = 0
         for size in range(1, len(layable) + 1):
             for laid in sorted(set(itertools.combinations(layable, size))):
@@ -356,7 +357,7 @@ class Rummy51Rules(VariantRules):
                 rest = remove(hand, laid)
                 have = Counter(rest)
                 found = search.best_combination(
-                    rest, [m for m in candidates if Counter(m.cards) <= have],
+                    rest, [m for m, cards in needs if cards <= have],
                     need_points=max(need - added, least),
                     must_use=None if must_use in laid else must_use,
                     need_clean_run=opening and rules.opening_requires_clean_run, keep=keep,
@@ -434,12 +435,6 @@ class Rummy51Rules(VariantRules):
             return max(value(rank, True), value(rank, False))
 
         return most
-
-    def _lay_off_points(self, turn: Turn, card: str) -> Iterator[tuple[str, int]]:
-        """``(meld id, melding points added)`` for each table meld ``card`` can go on."""
-        table = self._table(turn)
-        for i, grown in self._lay_offs(turn, table, card):
-            yield turn.state.melds[i].id, grown.points - table[i][1].points
 
     def _table_of(self, turn: Turn) -> _Table:
         """The table's melds as the lay-off searches read them."""
