@@ -219,15 +219,17 @@ def test_the_variants_can_be_cached_and_revalidated(client: FlaskClient) -> None
     assert stale.status_code == 200 and stale.data == first.data
 
 
-def test_every_replica_gives_the_variants_the_same_etag() -> None:
+@pytest.mark.parametrize("path", ["/v1/variants", "/openapi.json"])
+def test_every_replica_gives_a_deployment_document_the_same_etag(path: str) -> None:
     """The ETag is made from the body in each worker; workers and replicas (other hash
     seeds, so other set orders) must agree, or a client behind a balancer reads it anew."""
-    code = "from service.api.routes import _variants; print(_variants()[1])"
+    code = ("from service.app import create_app; "
+            f"print(create_app().test_client().get({path!r}).headers['ETag'])")
     tags = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True, env=os.environ | {"PYTHONHASHSEED": str(seed),
                                                          "REDIS_URL": "redis://127.0.0.1:1/0"}
                            ).stdout.strip() for seed in (1, 2, 3)}
-    assert len(tags) == 1 and len(next(iter(tags))) == 20
+    assert len(tags) == 1 and len(next(iter(tags))) == 22, tags  # 20 digits and quotes
 
 
 def test_every_advertised_default_is_an_accepted_value(client: FlaskClient) -> None:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -106,18 +103,6 @@ def test_the_served_document_can_be_cached_and_revalidated(client: FlaskClient) 
     assert stale.status_code == 200 and stale.data == first.data
     head = client.head("/openapi.json")
     assert head.status_code == 200 and head.headers["ETag"] == etag
-
-
-def test_every_replica_gives_the_document_the_same_etag() -> None:
-    """Workers and replicas (other hash seeds) must agree on the tag, or a client behind a
-    balancer fetches the document anew."""
-    code = ("from service.app import create_app; "
-            "print(create_app().test_client().get('/openapi.json').headers['ETag'])")
-    tags = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           check=True, env=os.environ | {"PYTHONHASHSEED": str(seed),
-                                                         "REDIS_URL": "redis://127.0.0.1:1/0"}
-                           ).stdout.strip() for seed in (1, 2, 3)}
-    assert len(tags) == 1 and next(iter(tags)).startswith('"'), tags
 
 
 def test_generated_document_is_the_committed_one(app: Flask) -> None:
