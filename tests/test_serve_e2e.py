@@ -192,26 +192,37 @@ def _open_stream(port: int, path: str, host: str = "127.0.0.1") -> tuple[socket.
     return sock, sock.recv(4096)
 
 
+def _events_of_a_new_game(server: Server) -> str:
+    """The event-stream path of a new basic game on ``server``."""
+    created = requests.post(f"{server.base_url}/v1/games", timeout=REQUEST_TIMEOUT,
+                            json={"variant": "basic", "players": ["Ana", "Bo"]})
+    assert created.status_code == 201, created.text
+    return f"/v1/games/{created.json()['game_id']}/events"
+
+
+def _open_once_the_slot_is_free(server: Server, path: str, within: float, why: str) -> None:
+    """Open the stream at ``path`` and drop it at once, asking again while the answer is
+    503 (the one stream slot still taken), for ``within`` seconds at most (``why``)."""
+    deadline = time.monotonic() + within
+    while True:
+        sock, answer = _open_stream(server.port, path, server.host)
+        sock.close()
+        if answer.startswith(b"HTTP/1.1 200"):
+            return
+        assert answer.startswith(b"HTTP/1.1 503"), answer
+        assert time.monotonic() < deadline, why
+        time.sleep(0.1)
+
+
 def test_a_stream_whose_client_went_away_gives_its_slot_back_at_once(
         tmp_path: Path, redis_url: str) -> None:
     """One worker with one stream slot and heartbeats a minute apart: a client that closes
     its stream frees the slot within a poll or two, not at the next heartbeat."""
     env = {"RUMMY_SSE_MAX_STREAMS": "1", "RUMMY_SSE_HEARTBEAT_SECONDS": "60"}
     with served(tmp_path, redis_url, workers=1, env=env) as server:
-        created = requests.post(f"{server.base_url}/v1/games", timeout=REQUEST_TIMEOUT,
-                                json={"variant": "basic", "players": ["Ana", "Bo"]})
-        assert created.status_code == 201, created.text
-        path = f"/v1/games/{created.json()['game_id']}/events"
+        path = _events_of_a_new_game(server)
         for _ in range(4):  # a page loaded, then reloaded three times
-            deadline = time.monotonic() + 3
-            while True:
-                sock, answer = _open_stream(server.port, path)
-                sock.close()  # the stream (or the 503) is dropped at once
-                if answer.startswith(b"HTTP/1.1 200"):
-                    break
-                assert answer.startswith(b"HTTP/1.1 503"), answer
-                assert time.monotonic() < deadline, "the slot was not given back"
-                time.sleep(0.1)
+            _open_once_the_slot_is_free(server, path, 3, "the slot was not given back")
 
 
 @contextlib.contextmanager
@@ -263,10 +274,7 @@ def test_a_stream_whose_client_vanished_without_a_word_gives_its_slot_back(
     with _peer_namespace() as (namespace, address, link):
         env = {"RUMMY_SSE_MAX_STREAMS": "1", "RUMMY_SSE_HEARTBEAT_SECONDS": "1"}
         with served(tmp_path, redis_url, workers=1, env=env, host=address) as server:
-            created = requests.post(f"{server.base_url}/v1/games", timeout=REQUEST_TIMEOUT,
-                                    json={"variant": "basic", "players": ["Ana", "Bo"]})
-            assert created.status_code == 201, created.text
-            path = f"/v1/games/{created.json()['game_id']}/events"
+            path = _events_of_a_new_game(server)
             client = subprocess.Popen(
                 ["ip", "netns", "exec", namespace, sys.executable, "-c", _VANISHING_CLIENT,
                  address, str(server.port), path], stdout=subprocess.PIPE, text=True)
@@ -278,15 +286,8 @@ def test_a_stream_whose_client_vanished_without_a_word_gives_its_slot_back(
                 assert answer.startswith(b"HTTP/1.1 503"), answer  # its one slot is taken
                 subprocess.run(["ip", "netns", "exec", namespace, "ip", "link", "set", link,
                                 "down"], check=True)  # gone: not a packet more either way
-                deadline = time.monotonic() + 15
-                while True:
-                    sock, answer = _open_stream(server.port, path, address)
-                    sock.close()
-                    if answer.startswith(b"HTTP/1.1 200"):
-                        break
-                    assert answer.startswith(b"HTTP/1.1 503"), answer
-                    assert time.monotonic() < deadline, "the vanished client kept the slot"
-                    time.sleep(0.2)
+                _open_once_the_slot_is_free(server, path, 15,
+                                            "the vanished client kept the slot")
             finally:
                 client.kill()
                 client.wait(timeout=10)
