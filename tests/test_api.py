@@ -202,21 +202,23 @@ def test_variant_knob_defaults_are_the_default_rules(client: FlaskClient) -> Non
     assert {k["name"]: k["default"] for k in basic["knobs"]} == basic["rules"]
 
 
-def test_the_variants_can_be_cached_and_revalidated(client: FlaskClient) -> None:
-    first = client.get("/v1/variants")
+@pytest.mark.parametrize("path", ["/v1/variants", "/openapi.json"])
+def test_a_deployment_document_can_be_cached_and_revalidated(client: FlaskClient,
+                                                             path: str) -> None:
+    first = client.get(path)
     etag = first.headers["ETag"]
-    assert first.headers["Cache-Control"] == "public, max-age=300"
+    assert first.status_code == 200 and first.headers["Cache-Control"] == "public, max-age=300"
     assert etag.startswith('"') and etag.endswith('"') and len(etag) > 10
-    again = client.get("/v1/variants")
+    again = client.get(path)
     assert again.headers["ETag"] == etag and again.data == first.data
-    fresh = client.get("/v1/variants", headers={"If-None-Match": etag})
-    assert (fresh.status_code, fresh.data) == (304, b"")
-    assert fresh.headers["ETag"] == etag
-    assert fresh.headers["Cache-Control"] == "public, max-age=300"
-    assert client.get("/v1/variants", headers={"If-None-Match": f"W/{etag}"}).status_code \
-        == 304
-    stale = client.get("/v1/variants", headers={"If-None-Match": '"12"'})
+    for tag in (etag, f"W/{etag}", f'"x", {etag}'):
+        fresh = client.get(path, headers={"If-None-Match": tag})
+        assert (fresh.status_code, fresh.data, fresh.headers["ETag"]) == (304, b"", etag), tag
+        assert fresh.headers["Cache-Control"] == "public, max-age=300"
+    stale = client.get(path, headers={"If-None-Match": '"12"'})
     assert stale.status_code == 200 and stale.data == first.data
+    head = client.head(path)
+    assert head.status_code == 200 and head.headers["ETag"] == etag
 
 
 @pytest.mark.parametrize("path", ["/v1/variants", "/openapi.json"])
