@@ -148,8 +148,13 @@ class Table:
         try:
             apply(state, seat, move, Random(0))
         except Violation:
-            moves = self.client.get(f"/v1/games/{gid}/legal-moves",
-                                    headers=self.auth(seat)).get_json()["moves"]
+            # what the referee lists; when only a compound action ends the turn (the
+            # opening that uses a taken discard, say), its example
+            listed = self.client.get(f"/v1/games/{gid}/legal-moves",
+                                     headers=self.auth(seat)).get_json()
+            example = (listed["compound"] or {}).get("example")
+            moves = listed["moves"] + ([example] if example else [])
+            assert moves, f"seat {seat} has no legal move in {state.to_dict()}: {listed}"
             wire = self.rng.choice(moves)
         else:
             wire = move_to_dict(move)
