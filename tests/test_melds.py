@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from service.rules import Code, Meld, MeldError, MeldShape, Piece, Rules, check_meld, extend_meld
 from service.rules.engine import meld_shape
+from service.rules.errors import Reason
 from service.rules.ruleset import default_rules, find_variant
 from service.rules.search import candidate_melds
 
@@ -322,6 +323,35 @@ def test_c_meld_reasons_say_why_each_reading_fails() -> None:
     assert "one suit" in run_reason.detail
     assert set_reason.code is Code.INVALID_MELD
     assert run_reason.code is Code.INVALID_MELD
+
+
+def test_a_meld_asked_about_again_reads_the_same_and_accept_is_applied_each_time() -> None:
+    """The readings of a meld are kept between calls (the legal-move listing and the
+    opening searches ask about the same melds again): asking again gives the same answer,
+    a table-dependent ``accept`` (L14-JOKER-RUN) is applied afresh to the kept readings, and
+    a caller that changes the reasons it was given does not change the next caller's."""
+    shape = SHAPES["r51"]
+    run = pieces("7H 8H JK")
+    first = check_meld(run, shape)
+    assert first.kind == "run"
+
+    def no_runs(meld: Meld) -> Reason | None:
+        return Reason(Code.INVALID_MELD, "L14-JOKER-RUN", "no runs") if (
+            meld.kind == "run") else None
+
+    with pytest.raises(MeldError) as refused:
+        check_meld(run, shape, no_runs)
+    assert [r.rule for r in refused.value.reasons] == ["L14-JOKER-RUN"]
+    assert check_meld(run, shape) == first
+    assert check_meld(pieces("7H 8H JK"), shape) == first  # equal pieces, not the same list
+
+    with pytest.raises(MeldError) as bad:
+        check_meld(pieces("7H 8S 9D"), shape)
+    expected = [(r.code, r.rule) for r in bad.value.reasons]
+    bad.value.reasons.clear()
+    with pytest.raises(MeldError) as again:
+        check_meld(pieces("7H 8S 9D"), shape)
+    assert [(r.code, r.rule) for r in again.value.reasons] == expected != []
 
 
 # ---------------------------------------------------------------------------------------

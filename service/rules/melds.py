@@ -142,6 +142,27 @@ def _new_meld_key(m: Meld) -> tuple[int, ...]:
 def check_meld(pieces: Sequence[Piece], shape: MeldShape, accept: Accept | None = None) -> Meld:
     """The best valid reading of ``pieces`` as a new meld (among those ``accept`` allows);
     raise :class:`MeldError`."""
+    readings, reasons = _new_meld_readings(tuple(pieces), shape)
+    if reasons:
+        raise MeldError(list(reasons))
+    return _best(list(readings), accept, _new_meld_key)
+
+
+_READINGS: dict[tuple[tuple[Piece, ...], MeldShape],
+                tuple[tuple[Meld, ...], tuple[Reason, ...]]] = {}
+_READINGS_KEPT = 1024
+
+
+def _new_meld_readings(pieces: tuple[Piece, ...], shape: MeldShape
+                       ) -> tuple[tuple[Meld, ...], tuple[Reason, ...]]:
+    """Every valid reading of ``pieces`` as a new meld, or why there is none. Kept for the
+    last thousand or so melds asked about (about 1 KB each): the legal-move listing and
+    the opening searches read the same candidate melds again through the moves they try.
+    Readings and reasons are never changed once made; ``accept`` is applied afresh."""
+    key = (pieces, shape)
+    known = _READINGS.get(key)
+    if known is not None:
+        return known
     reasons = _precheck(pieces, shape)
     readings: list[Meld] = []
     set_problem = _read_set(pieces, shape, readings)
@@ -149,9 +170,16 @@ def check_meld(pieces: Sequence[Piece], shape: MeldShape, accept: Accept | None 
     structural = any(r.code is not Code.TOO_MANY_WILDS for r in reasons)
     if not readings and not structural:
         reasons += [r for r in (set_problem, run_problem) if r is not None]
-    if reasons:
-        raise MeldError(reasons)
-    return _best(readings, accept, _new_meld_key)
+    made = (tuple(readings), tuple(reasons))
+    if len(_READINGS) >= _READINGS_KEPT:
+        _READINGS.clear()
+    _READINGS[key] = made
+    return made
+
+
+def forget_readings() -> None:
+    """Drop the kept readings (the benchmark times each meld and listing from cold)."""
+    _READINGS.clear()
 
 
 def extend_meld(meld: Meld, pieces: Sequence[Piece], shape: MeldShape,
