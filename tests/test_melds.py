@@ -18,14 +18,26 @@ Expected readings are ``kind``, the cards in table order, what each stands for
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.rules import Code, Meld, MeldError, MeldShape, Piece, Rules, check_meld, extend_meld
-from service.rules.engine import meld_shape
+from service.rules import (
+    Code,
+    GameState,
+    Meld,
+    MeldError,
+    MeldShape,
+    Piece,
+    Rules,
+    check_meld,
+    extend_meld,
+    new_game,
+)
+from service.rules.engine import meld_shape, shape_of
 from service.rules.errors import Reason
 from service.rules.ruleset import default_rules, find_variant
 from service.rules.search import candidate_melds
@@ -352,6 +364,28 @@ def test_a_meld_asked_about_again_reads_the_same_and_accept_is_applied_each_time
     with pytest.raises(MeldError) as again:
         check_meld(pieces("7H 8S 9D"), shape)
     assert [(r.code, r.rule) for r in again.value.reasons] == expected != []
+
+
+@pytest.mark.parametrize("variant", ["basic", "rummy51", "lebanese14", "dummy", "wrotham"])
+def test_games_of_the_same_knob_values_share_one_meld_shape(variant: str) -> None:
+    """Each request reads its game's state afresh; the shape its melds are read with is
+    one object for every game of the same knob values (so the readings kept for it are
+    found again), and another for other knob values."""
+    players = ["a", "b"] if variant == "lebanese14" else ["a", "b", "c"]
+    state, _ = new_game(variant, players, {"match_end": {"deals": 2}})
+    stored = json.dumps(state.to_dict())
+    first = GameState.from_dict(json.loads(stored))
+    again = GameState.from_dict(json.loads(stored))
+    assert first.rules is not again.rules
+    assert shape_of(first) is shape_of(again)
+    fresh, _ = new_game(variant, players, {"match_end": {"deals": 2}})
+    assert shape_of(fresh) is shape_of(first)  # another game of the same knob values
+    if variant == "basic":
+        changed, _ = new_game(variant, players, {"ace": "high_or_low"})
+        assert shape_of(changed) is not shape_of(first)
+        assert (shape_of(changed).ace, shape_of(first).ace) == ("high_or_low", "low")
+    two, three = Rules.of({"match_end": {"deals": 2}}), Rules.of({"match_end": {"deals": 3}})
+    assert two.values() == Rules.of({"match_end": {"deals": 2}}).values() != three.values()
 
 
 # ---------------------------------------------------------------------------------------

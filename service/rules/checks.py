@@ -35,7 +35,7 @@ def check_one_meld(variant_id: str, overrides: Mapping[str, Any] | None,
     variant = find_variant(variant_id)
     rules = Rules.of(resolve_rules(variant, overrides))
     vr = variant_rules(variant.id)
-    shape = vr.meld_shape(rules)
+    shape = vr.shape(rules)
     reasons: list[Reason] = []
     deck = Counter(variant.deck())
     for p in pieces:

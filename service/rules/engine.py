@@ -51,8 +51,9 @@ class SetupError(ValueError):
 
 
 def meld_shape(variant: Variant, rules: Rules) -> MeldShape:
-    """How melds look under ``variant`` with these knob values."""
-    return variant_rules(variant.id).meld_shape(rules)
+    """How melds look under ``variant`` with these knob values (one object for equal
+    knob values)."""
+    return variant_rules(variant.id).shape(rules)
 
 
 def shape_of(state: GameState) -> MeldShape:

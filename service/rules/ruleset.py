@@ -416,6 +416,12 @@ class Rules:
     def melds_limit(self) -> int | None:
         return None if self.melds_per_turn == "unlimited" else int(self.melds_per_turn)
 
+    def values(self) -> tuple[Any, ...]:
+        """Every knob value, hashable: equal for two ``Rules`` of the same knob values."""
+        return tuple(tuple(sorted(v.items())) if isinstance(v, Mapping) else v
+                     for v in (getattr(self, name) for name in _RULES_ORDER))
 
-_RULES_FIELDS = frozenset(f.name for f in fields(Rules))
+
+_RULES_ORDER = tuple(f.name for f in fields(Rules))
+_RULES_FIELDS = frozenset(_RULES_ORDER)
 """The knob names :class:`Rules` holds (``Rules.of`` runs on every move)."""

@@ -60,9 +60,22 @@ class VariantRules:
 
     def __init__(self, variant: Variant) -> None:
         self.variant = variant
-        self.shape: ByIdentity[Rules, MeldShape] = ByIdentity(self.meld_shape)
-        """:meth:`meld_shape`, made once per ``Rules`` object (they are immutable; a move,
-        and every legal-move check, asks for it)."""
+        self.shape: ByIdentity[Rules, MeldShape] = ByIdentity(self._shape_for)
+        """:meth:`meld_shape`, looked up once per ``Rules`` object (they are immutable; a
+        move, and every legal-move check, asks for it)."""
+        self._shapes: dict[tuple[Any, ...], MeldShape] = {}
+
+    def _shape_for(self, rules: Rules) -> MeldShape:
+        """:meth:`meld_shape`, one object for all ``Rules`` of the same knob values: each
+        request reads its game's state (and rules) afresh, and the readings
+        :func:`~service.rules.melds.check_meld` keeps are found by their shape."""
+        key = rules.values()
+        shape = self._shapes.get(key)
+        if shape is None:
+            if len(self._shapes) >= 256:
+                self._shapes.clear()
+            shape = self._shapes[key] = self.meld_shape(rules)
+        return shape
 
     @property
     def rule_prefix(self) -> str:
