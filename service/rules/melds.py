@@ -156,9 +156,11 @@ _READINGS_KEPT = 1024
 def _new_meld_readings(pieces: tuple[Piece, ...], shape: MeldShape
                        ) -> tuple[tuple[Meld, ...], tuple[Reason, ...]]:
     """Every valid reading of ``pieces`` as a new meld, or why there is none. Kept for the
-    last thousand or so melds asked about (about 1 KB each): the legal-move listing and
-    the opening searches read the same candidate melds again through the moves they try.
-    Readings and reasons are never changed once made; ``accept`` is applied afresh."""
+    last thousand or so melds asked about (about 1 KB each): the legal-move listing reads
+    each candidate meld again through the move it tries, and a seat's next listing most of
+    them again (a shape is one object per knob set, ``VariantRules._shape_for``, so the
+    next request finds them). Readings and reasons are never changed once made;
+    ``accept`` is applied afresh."""
     key = (pieces, shape)
     known = _READINGS.get(key)
     if known is not None:

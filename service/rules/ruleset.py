@@ -423,5 +423,6 @@ class Rules:
 
 
 _RULES_ORDER = tuple(f.name for f in fields(Rules))
+"""The knob names :class:`Rules` holds, in their order (:meth:`Rules.values`)."""
 _RULES_FIELDS = frozenset(_RULES_ORDER)
 """The knob names :class:`Rules` holds (``Rules.of`` runs on every move)."""
