@@ -301,11 +301,12 @@ class Rummy51Rules(VariantRules):
             need_clean_run=rules.opening_requires_clean_run, keep=keep)
         if found is not None:
             return MeldMove(tuple(tuple(Piece(c) for c in m.cards) for m in found))
-        return self._put_down(turn, hand, candidates, target, must_use, opening=True,
-                              keep=keep)
+        return self._put_down(turn, hand, candidates, target, must_use, self._table_of(turn),
+                              opening=True, keep=keep)
 
     def _put_down(self, turn: Turn, hand: Sequence[str], candidates: list[Meld], need: int,
-                  must_use: str | None, *, opening: bool, keep: int) -> MeldMove | None:
+                  must_use: str | None, table: _Table, *, opening: bool, keep: int
+                  ) -> MeldMove | None:
         """New melds of ``hand`` and lay-offs of other cards of it on the table's melds,
         worth ``need`` melding points together, ``must_use`` among them, ``keep`` cards
         left, at least one card laid off; None when the search finds none (the callers
@@ -322,7 +323,6 @@ class Rummy51Rules(VariantRules):
         searches share one budget of steps (:data:`PUT_DOWN_STEPS`). Constructive: what it
         finds is a move the engine takes."""
         rules = turn.rules
-        table = self._table_of(turn)
         layable = [card for card, _, _ in itertools.islice(
             self._lay_off_steps(turn, hand, table), PUT_DOWN_CARDS)]
         if not layable:
@@ -368,12 +368,13 @@ class Rummy51Rules(VariantRules):
         return None
 
     def _lay_offs_worth(self, turn: Turn, hand: Sequence[str], need: int, keep: int,
-                        first: str | None = None) -> tuple[LayOff, ...] | None:
-        """Lay-offs of ``hand``'s cards on the table's melds, ``first`` among them, adding
+                        table: _Table, first: str | None = None
+                        ) -> tuple[LayOff, ...] | None:
+        """Lay-offs of ``hand``'s cards on ``table``'s melds, ``first`` among them, adding
         ``need`` melding points with ``keep`` cards left (:meth:`_lay_off_steps`, as far as
         needed); None if they never do."""
         steps: list[tuple[str, int, int]] = []
-        for step in self._lay_off_steps(turn, hand, self._table_of(turn), first):
+        for step in self._lay_off_steps(turn, hand, table, first):
             steps.append(step)
             if len(hand) - len(steps) < keep:
                 return None
@@ -505,9 +506,10 @@ class Rummy51Rules(VariantRules):
         if search.best_combination(hand, candidates, need_points=need, must_use=card,
                                    keep=keep) is not None:
             return True
-        if self._lay_offs_worth(turn, hand, need, keep, first=card) is not None:
+        table = self._table_of(turn)  # one reading of the table for both searches
+        if self._lay_offs_worth(turn, hand, need, keep, table, first=card) is not None:
             return True
-        return self._put_down(turn, hand, candidates, need, card, opening=False,
+        return self._put_down(turn, hand, candidates, need, card, table, opening=False,
                               keep=keep) is not None
 
     # -- joker swap and taking from melds --------------------------------------------------
