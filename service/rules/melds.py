@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from service.rules.cards import JOKER, RANKS, rank_of
 from service.rules.errors import N_, Code, Message, Reason
+from service.rules.memo import Kept
 
 OPEN_SUIT = "*"
 """Suit character of a wild whose suit is still open (a set wild, a mixed-suit run wild)."""
@@ -142,29 +143,25 @@ def _new_meld_key(m: Meld) -> tuple[int, ...]:
 def check_meld(pieces: Sequence[Piece], shape: MeldShape, accept: Accept | None = None) -> Meld:
     """The best valid reading of ``pieces`` as a new meld (among those ``accept`` allows);
     raise :class:`MeldError`."""
-    readings, reasons = _new_meld_readings(tuple(pieces), shape)
+    key = (tuple(pieces), shape)
+    readings, reasons = _READINGS.get(key, lambda: _new_meld_readings(*key))
     if reasons:
         raise MeldError(list(reasons))
     return _best(list(readings), accept, _new_meld_key)
 
 
-_READINGS: dict[tuple[tuple[Piece, ...], MeldShape],
-                tuple[tuple[Meld, ...], tuple[Reason, ...]]] = {}
-_READINGS_KEPT = 1024
+_READINGS: Kept[tuple[tuple[Piece, ...], MeldShape],
+                tuple[tuple[Meld, ...], tuple[Reason, ...]]] = Kept(1024)
+"""The readings of the last thousand or so melds asked about (about 1 KB each): the
+legal-move listing reads each candidate meld again through the move it tries, and a
+seat's next listing most of them again (a shape is one object per knob set,
+``VariantRules._shape_for``, so the next request finds them). Readings and reasons are
+never changed once made; ``accept`` is applied afresh."""
 
 
 def _new_meld_readings(pieces: tuple[Piece, ...], shape: MeldShape
                        ) -> tuple[tuple[Meld, ...], tuple[Reason, ...]]:
-    """Every valid reading of ``pieces`` as a new meld, or why there is none. Kept for the
-    last thousand or so melds asked about (about 1 KB each): the legal-move listing reads
-    each candidate meld again through the move it tries, and a seat's next listing most of
-    them again (a shape is one object per knob set, ``VariantRules._shape_for``, so the
-    next request finds them). Readings and reasons are never changed once made;
-    ``accept`` is applied afresh."""
-    key = (pieces, shape)
-    known = _READINGS.get(key)
-    if known is not None:
-        return known
+    """Every valid reading of ``pieces`` as a new meld, or why there is none."""
     reasons = _precheck(pieces, shape)
     readings: list[Meld] = []
     set_problem = _read_set(pieces, shape, readings)
@@ -172,11 +169,7 @@ def _new_meld_readings(pieces: tuple[Piece, ...], shape: MeldShape
     structural = any(r.code is not Code.TOO_MANY_WILDS for r in reasons)
     if not readings and not structural:
         reasons += [r for r in (set_problem, run_problem) if r is not None]
-    made = (tuple(readings), tuple(reasons))
-    if len(_READINGS) >= _READINGS_KEPT:
-        _READINGS.clear()
-    _READINGS[key] = made
-    return made
+    return tuple(readings), tuple(reasons)
 
 
 def forget_readings() -> None:

@@ -26,7 +26,7 @@ from service.rules.melds import (
     extend_meld,
     meld_from_table,
 )
-from service.rules.memo import ByIdentity
+from service.rules.memo import ByIdentity, Kept
 from service.rules.moves import (
     Discard,
     Draw,
@@ -63,19 +63,13 @@ class VariantRules:
         self.shape: ByIdentity[Rules, MeldShape] = ByIdentity(self._shape_for)
         """:meth:`meld_shape`, looked up once per ``Rules`` object (they are immutable; a
         move, and every legal-move check, asks for it)."""
-        self._shapes: dict[tuple[Any, ...], MeldShape] = {}
+        self._shapes: Kept[tuple[Any, ...], MeldShape] = Kept(256)
 
     def _shape_for(self, rules: Rules) -> MeldShape:
         """:meth:`meld_shape`, one object for all ``Rules`` of the same knob values: each
         request reads its game's state (and rules) afresh, and the readings
         :func:`~service.rules.melds.check_meld` keeps are found by their shape."""
-        key = rules.values()
-        shape = self._shapes.get(key)
-        if shape is None:
-            if len(self._shapes) >= 256:
-                self._shapes.clear()
-            shape = self._shapes[key] = self.meld_shape(rules)
-        return shape
+        return self._shapes.get(rules.values(), lambda: self.meld_shape(rules))
 
     @property
     def rule_prefix(self) -> str:
