@@ -5,10 +5,14 @@ itself runs under valgrind for minutes and is not run here."""
 from __future__ import annotations
 
 import os
+from typing import Any
+from unittest import mock
 
 import pytest
 
 from bench import instructions
+from service.api.security import Limit
+from service.config import Settings
 
 
 def test_the_counted_loop_plays_moves_of_every_variant_against_the_service() -> None:
@@ -20,6 +24,25 @@ def test_the_counted_loop_plays_moves_of_every_variant_against_the_service() -> 
     # the seeded generator and the Redis of the counted loop are gone again
     assert engine._SYSTEM_RANDOM is system_random
     assert os.environ.get("REDIS_URL") == redis_url
+
+
+def test_the_counted_loop_counts_a_rate_limit_it_never_reaches() -> None:
+    # In one process on a fast machine a seat makes more than the default 100 requests a
+    # second: the counted loop must not be refused (429), yet still count one window a move.
+    apps: list[Any] = []
+    real = instructions.create_app
+
+    def create_app() -> Any:
+        apps.append(real())
+        return apps[-1]
+
+    with mock.patch.object(instructions, "create_app", create_app):
+        assert instructions.play("moves", 5) >= 4
+    limiter = apps[0].extensions["rate_limiter"]
+    default = [Limit.parse(text) for text in Settings.from_env({}).rate_limits]
+    assert len(limiter.limits) == len(default) == 1
+    assert limiter.limits[0].seconds == default[0].seconds
+    assert limiter.amounts[0] >= 10_000 * default[0].amount
 
 
 def test_the_total_is_read_from_callgrinds_summary() -> None:
