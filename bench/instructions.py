@@ -146,12 +146,22 @@ def per_request(short_total: int, long_total: int, short: int = SHORT, long: int
 
 
 def _count(kind: str, count: int, log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-         f"--log-file={log}", sys.executable, "-m", "bench.instructions", "--play", kind,
-         str(count)],
-        cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED="0"),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """Start a counted run: valgrind's report in ``log``, the run's own stderr (the
+    service's log lines, a traceback) beside it in ``log`` with the suffix ``.err``."""
+    with log.with_suffix(".err").open("wb") as err:
+        return subprocess.Popen(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+             f"--log-file={log}", sys.executable, "-m", "bench.instructions", "--play", kind,
+             str(count)],
+            cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED="0"),
+            stdout=subprocess.DEVNULL, stderr=err)
+
+
+def why_failed(stderr: str, keep: int = 12) -> str:
+    """The end of a failed run's stderr without the service's access log lines (JSON, one
+    per request): the traceback that says why it stopped."""
+    lines = [line for line in stderr.splitlines() if not line.startswith('{"ts":')]
+    return "\n".join(lines[-keep:])
 
 
 def measure() -> dict[str, float]:
@@ -160,13 +170,15 @@ def measure() -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="rummy-instructions-") as tmp:
         logs = {(kind, count): Path(tmp) / f"{kind}-{count}.log"
                 for kind in (MOVES, CEILING) for count in (WARMUP + SHORT, WARMUP + LONG)}
-        started = [_count(kind, count, log) for (kind, count), log in logs.items()]
+        started = {log: _count(kind, count, log) for (kind, count), log in logs.items()}
         try:
-            for proc in started:
+            for log, proc in started.items():
                 if proc.wait() != 0:
-                    raise RuntimeError(f"a counted run failed (exit {proc.returncode})")
+                    stderr = log.with_suffix(".err").read_text(errors="replace")
+                    raise RuntimeError(f"a counted run failed (exit {proc.returncode}):\n"
+                                       f"{why_failed(stderr)}")
         finally:
-            for proc in started:
+            for proc in started.values():
                 if proc.poll() is None:
                     proc.kill()
                     proc.wait()

@@ -5,6 +5,9 @@ itself runs under valgrind for minutes and is not run here."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -52,6 +55,22 @@ def test_the_total_is_read_from_callgrinds_summary() -> None:
     assert instructions.collected(log) == 1234567890
     with pytest.raises(RuntimeError, match="no callgrind total"):
         instructions.collected("==41== error: no such file\n")
+
+
+def test_a_failed_counted_run_says_why() -> None:
+    # the run's own stderr is kept beside valgrind's report; a failure shows its traceback,
+    # without the access log lines that come before it
+    def failing(kind: str, count: int, log: Path) -> subprocess.Popen[bytes]:
+        script = "import sys; print(sys.argv[1], file=sys.stderr); raise KeyError('hand')"
+        access_line = '{"ts":"t","msg":"request"}'
+        with log.with_suffix(".err").open("wb") as err:
+            return subprocess.Popen([sys.executable, "-c", script, access_line], stderr=err)
+
+    why = r"(?s)a counted run failed \(exit 1\):.*KeyError: 'hand'"
+    with mock.patch.object(instructions, "_count", failing), \
+            pytest.raises(RuntimeError, match=why) as got:
+        instructions.measure()
+    assert '"ts"' not in str(got.value)
 
 
 def test_the_figure_is_the_difference_per_move_between_the_two_runs() -> None:
