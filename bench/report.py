@@ -94,6 +94,19 @@ def needed_for_p99(r: dict[str, Any]) -> str:
             f"/s)")
 
 
+def cpu_quotients(moves_ms: dict[str, float], ceiling_ms: dict[str, float]
+                  ) -> tuple[float, float]:
+    """CPU per ceiling call over CPU per move: of every part measured, and of the server's
+    side alone (the service and Redis, without the load drivers). With every CPU busy, the
+    first is about the ratio of the throughputs; the second about what it would be with
+    the load generated on other machines."""
+    server = ("service", "redis")
+    in_all = sum(ceiling_ms.values()) / max(sum(moves_ms.values()), 1e-12)
+    server_side = (sum(ceiling_ms.get(g, 0.0) for g in server)
+                   / max(sum(moves_ms.get(g, 0.0) for g in server), 1e-12))
+    return in_all, server_side
+
+
 def server_line(s: dict[str, Any]) -> str:
     """How the service ran: its gunicorn settings and its Redis."""
     pinned = ", each kept to a CPU of its own" if s.get("pinned") else ""
@@ -159,6 +172,10 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
             lines.append(f"    {name:<22}"
                          + "".join(f"{ms.get(g, 0.0):>9.3f}" for g in groups)
                          + f"{sum(ms.values()):>9.3f}")
+        in_all, server_side = cpu_quotients(moves["cpu_ms"], ceiling["cpu_ms"])
+        lines.append(f"  CPU of a ceiling call / CPU of a move: {in_all:.3f} in all, "
+                     f"{server_side:.3f} for the server's side alone (service and Redis; the "
+                     "load drivers share these CPUs here, not in production)")
     lines.append(f"  moves: {moves['count']} applied, {moves['refused']} refused (422), "
                  f"{moves['hands_ended']} hands ended, {moves['games_finished']} games "
                  f"finished; other requests (create, GET /me, legal-moves): "

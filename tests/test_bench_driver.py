@@ -21,7 +21,7 @@ from bench.__main__ import _parser
 from bench.driver import CEILING, FLOOR, MOVES, Pacer, Schedule, Tally, drive, run_load
 from bench.floor import app as floor_app
 from bench.http import Connection, Reply, dumps
-from bench.report import BUDGET, render, render_rates, summarize
+from bench.report import BUDGET, cpu_quotients, render, render_rates, summarize
 
 START = 1000.0
 
@@ -128,6 +128,17 @@ def test_the_report_shows_cpu_per_request_when_it_was_sampled() -> None:
     row = next(line for line in text.splitlines() if line.strip().startswith("moves  "))
     assert row.split()[1:] == ["1.200", "0.000", "0.050", "0.250", "1.500"]
     assert "CPU per counted request" not in render(_results(None))[0]
+    # the quotients: (0.9 + 0.05 + 0.25) / (1.2 + 0.05 + 0.25), and without the drivers
+    assert "CPU of a ceiling call / CPU of a move: 0.800 in all, 0.760 for the server's side" \
+        in text
+
+
+def test_cpu_quotients_leave_the_drivers_out_of_the_servers_side() -> None:
+    moves = {"service": 0.6, "floor": 0.0, "redis": 0.05, "drivers": 0.15}
+    ceiling = {"service": 0.38, "floor": 0.0, "redis": 0.03, "drivers": 0.05}
+    in_all, server_side = cpu_quotients(moves, ceiling)
+    assert in_all == pytest.approx(0.46 / 0.80)
+    assert server_side == pytest.approx(0.41 / 0.65)
 
 
 def test_cpu_seconds_of_a_process_tree() -> None:
