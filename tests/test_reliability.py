@@ -22,6 +22,7 @@ import json
 import math
 import threading
 import time
+import traceback
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -294,13 +295,16 @@ def check_log(transport: Transport, game_id: str, accepted: Sequence[Accepted],
 
 
 def run_threads(targets: Sequence[Callable[[], None]], timeout: float) -> list[BaseException]:
-    """Run each target in a thread; join all within ``timeout``; the exceptions raised."""
+    """Run each target in a thread; join all within ``timeout``; the exceptions raised. Each
+    one's traceback is printed too (pytest shows it with a failure): the exception alone
+    does not say which line of a client raised it."""
     errors: list[BaseException] = []
 
     def guarded(target: Callable[[], None]) -> None:
         try:
             target()
         except BaseException as exc:
+            traceback.print_exc()
             errors.append(exc)
 
     threads = [threading.Thread(target=guarded, args=(t,), daemon=True) for t in targets]
