@@ -18,6 +18,9 @@ from collections.abc import Collection, Iterator, Sequence
 from service.rules.cards import JOKER, RANKS
 from service.rules.melds import Meld, MeldError, MeldShape, Piece, check_meld
 
+_PLACE = {rank: place for place, rank in enumerate(RANKS, start=1)}
+"""A rank's first place in a run (an ace's is 1)."""
+
 
 def _wild_cards(hand: Sequence[str], shape: MeldShape) -> list[str]:
     return [c for c in hand if shape.is_wild(c)]
@@ -114,20 +117,27 @@ def _run_combos(hand: Sequence[str], shape: MeldShape,
             of_rank.setdefault(c[0], []).append(c)
         if not of_rank:
             continue
-        # places 1..top (an ace is 1 and, ace high, 14); around, places go on past 13
-        options = [of_rank.get(RANKS[(pos - 1) % 13], []) for pos in range(1, 2 * top + 1)]
-        for first in range(1, top + 1):
-            if not options[first - 1]:
-                continue
+        # the cards that can stand at each place the group holds: places 1..top (an ace
+        # is 1 and, ace high, 14); around, places go on past 13
+        options: dict[int, list[str]] = {}
+        for rank, of_this_rank in of_rank.items():
+            for pos in range(_PLACE[rank], 2 * top + 1, 13):
+                options[pos] = of_this_rank
+        # a run's first and last natural stand at places the group holds: only those are
+        # tried, in order (the places between them it holds are its inner ones)
+        held_places = sorted(options)
+        for at, first in enumerate(held_places):
+            if first > top:
+                break
             last_place = first + 12 if around else top
-            for last in range(first, last_place + 1):
+            inner: list[int] = []
+            for last in held_places[at:]:
+                if last > last_place:
+                    break
                 span = last - first + 1
-                inner = [pos for pos in range(first + 1, last) if options[pos - 1]]
                 empty = max(0, span - 2 - len(inner))
                 if empty > budget:
                     break  # a longer span only leaves more places empty
-                if last != first and not options[last - 1]:
-                    continue
                 room = 13 - span if around else (first - 1) + (top - last)
                 # a card can be taken more often than the hand holds it only when a 2 may
                 # be natural and wild, runs mix suits, or an ace stands at both ends
@@ -143,12 +153,13 @@ def _run_combos(hand: Sequence[str], shape: MeldShape,
                                 break
                             if len(places) + w not in sizes:
                                 continue
-                            for cards in itertools.product(
-                                    *(options[p - 1] for p in places)):
+                            for cards in itertools.product(*(options[p] for p in places)):
                                 for wild in wild_sets[w]:
                                     combo = [*cards, *wild]
                                     if not verify or Counter(combo) <= held:
                                         yield combo
+                if last != first:
+                    inner.append(last)  # between this first and the next last
 
 
 def best_combination(hand: Sequence[str], melds: Sequence[Meld], *, need_points: int = 0,
