@@ -45,6 +45,15 @@ class TableMeld:
     meld_id: str
     owner: int
     meld: Meld
+    fits: dict[str, bool] = field(default_factory=dict)
+    """Whether each card asked about can be laid off on it (:func:`extended`), kept with
+    the meld: the client reads a meld once per contents (:meth:`GamePlan.table`)."""
+
+    def takes(self, card: str, shape: MeldShape) -> bool:
+        known = self.fits.get(card)
+        if known is None:
+            known = self.fits[card] = extended(self.meld, card, shape) is not None
+        return known
 
 
 def _meld_of(view_meld: dict[str, Any], shape: MeldShape) -> TableMeld:
@@ -158,10 +167,62 @@ def quick_contract(hand: Sequence[str], shape: MeldShape, number: int) -> list[M
     return readings
 
 
-def find_all_but_one(hand: Sequence[str], shape: MeldShape, taken: str | None
-                     ) -> list[Meld] | None:
-    """Wrotham late deals: melds holding every card of the hand but one (WROTHAM-LATE)."""
-    everything = candidate_melds(hand, shape)
+def _key(meld: Meld) -> tuple[str, ...]:
+    return tuple(sorted(meld.cards))
+
+
+GAINED_AT_MOST = 3
+"""The most cards a hand may have gained since the last search for :class:`HandMelds` to
+search only around them (a new deal is searched whole)."""
+
+
+class HandMelds:
+    """:func:`candidate_melds` of a seat's hand, sorted by their cards, found again for each
+    new hand from those of the hand searched last: the melds that it still holds, and those
+    holding a card it gained, searched for among the cards that can share a meld with it
+    (the wilds, its rank and its suit). Between two turns a hand loses its discard and its
+    melds and gains a card or two, so this searches a few cards instead of the hand.
+
+    Exact (the tests compare it with the whole search): every meld of the new hand either
+    holds a gained card, and is then made of such cards, or is made of cards the last hand
+    held, and was one of its melds. It searches the whole hand when a gained card is wild
+    (it can be in any meld) or when runs may mix suits (a card shares a run with any
+    other)."""
+
+    def __init__(self, shape: MeldShape) -> None:
+        self.shape = shape
+        self.hand: Counter[str] | None = None
+        self.melds: list[Meld] = []
+
+    def of(self, hand: Sequence[str]) -> list[Meld]:
+        shape = self.shape
+        have = Counter(hand)
+        before = self.hand
+        gained = have - before if before is not None else None
+        if gained is None or gained.total() > GAINED_AT_MOST or not shape.run_same_suit \
+                or any(shape.is_wild(c) for c in gained):
+            melds = sorted(candidate_melds(hand, shape), key=_key)
+        else:
+            assert before is not None
+            lost = [c for c in before if before[c] > have[c]]
+            melds = [m for m in self.melds
+                     if all(m.cards.count(c) <= have[c] for c in lost)]
+            if gained:
+                near = [c for c in hand if shape.is_wild(c)
+                        or any(c[0] == g[0] or c[1] == g[1] for g in gained)]
+                known = {_key(m) for m in melds}  # those of the near cards it still holds
+                melds.extend(m for m in candidate_melds(near, shape) if _key(m) not in known)
+                melds.sort(key=_key)
+        self.hand, self.melds = have, melds
+        return list(melds)
+
+
+def find_all_but_one(hand: Sequence[str], shape: MeldShape, taken: str | None,
+                     everything: Sequence[Meld] | None = None) -> list[Meld] | None:
+    """Wrotham late deals: melds holding every card of the hand but one (WROTHAM-LATE), from
+    ``everything`` (the hand's :func:`candidate_melds`; searched when not given)."""
+    if everything is None:
+        everything = candidate_melds(hand, shape)
     covered = {c for m in everything for c in m.cards}
     loose = set(hand) - covered
     if len(loose) > 1:
@@ -282,13 +343,15 @@ def helpfulness(hand: Sequence[str], shape: MeldShape) -> dict[str, int]:
     (a hand holds some twice in two-deck games)."""
     counts = Counter(hand)
     ranks: dict[str, int] = {}
-    by_rank: Counter[int] = Counter()
-    by_card: Counter[tuple[str, int]] = Counter()
+    by_rank: dict[int, int] = {}
+    by_card: dict[tuple[str, int], int] = {}
     for card, n in counts.items():
         if not shape.is_wild(card):
             rank = ranks[card] = rank_of(card)
-            by_rank[rank] += n
-            by_card[(card[1], rank)] += n
+            by_rank[rank] = by_rank.get(rank, 0) + n
+            key = (card[1], rank)
+            by_card[key] = by_card.get(key, 0) + n
+    near = by_card.get
     out: dict[str, int] = {}
     for card in counts:
         if card not in ranks:  # wild
@@ -296,8 +359,8 @@ def helpfulness(hand: Sequence[str], shape: MeldShape) -> dict[str, int]:
             continue
         rank, suit = ranks[card], card[1]
         out[card] = (3 * (by_rank[rank] - 1)
-                     + 2 * (by_card[(suit, rank - 1)] + by_card[(suit, rank + 1)])
-                     + by_card[(suit, rank - 2)] + by_card[(suit, rank + 2)])
+                     + 2 * (near((suit, rank - 1), 0) + near((suit, rank + 1), 0))
+                     + near((suit, rank - 2), 0) + near((suit, rank + 2), 0))
     return out
 
 
@@ -329,6 +392,8 @@ class Seat:
     opened_at_start: bool = False
     barren: tuple[bool, Counter[str]] | None = None
     """R51/L14: (opened, hand) when the meld step last found the hand barren."""
+    melds: HandMelds | None = None
+    """The melds of the hand last searched, for the next search (:class:`HandMelds`)."""
 
 
 @dataclass
@@ -435,10 +500,16 @@ class GamePlan:
     def _helpfulness_of(self, card: str, hand: list[str]) -> int:
         return helpfulness_of(card, hand, self.shape)
 
-    def _candidates(self, hand: Sequence[str]) -> list[Meld]:
+    def _search(self, seat: int, hand: Sequence[str]) -> list[Meld]:
+        me = self.seats[seat]
+        if me.melds is None:
+            me.melds = HandMelds(self.shape)
+        return me.melds.of(hand)
+
+    def _candidates(self, seat: int, hand: Sequence[str]) -> list[Meld]:
         if not may_meld(hand, self.shape):
             return []
-        found = candidate_melds(hand, self.shape)
+        found = self._search(seat, hand)
         if self.variant == "lebanese14":  # L14-JOKER-RUN: no joker in new runs, simply
             found = [m for m in found if not (m.kind == "run" and JOKER in m.cards)]
         return found
@@ -457,7 +528,7 @@ class GamePlan:
             if me.barren is not None and me.barren[0] == opened \
                     and isolated_gain(me.barren[1], hand, self.shape):
                 return None  # nothing new to meld with: no search
-            move, barren = self._r51_melds(hand, opened)
+            move, barren = self._r51_melds(seat, hand, opened)
             me.barren = (opened, Counter(hand)) if barren else None
             return move
         if self.variant == "dummy":
@@ -469,21 +540,21 @@ class GamePlan:
                 return None
             return _melds_wire(found)
         if self._late_wrotham():
-            found = find_all_but_one(hand, self.shape, taken)
+            found = find_all_but_one(hand, self.shape, taken, self._search(seat, hand))
             return _melds_wire(found) if found else None
-        chosen = greedy(hand, self._candidates(hand), self.keep, self.rules.melds_limit)
+        chosen = greedy(hand, self._candidates(seat, hand), self.keep, self.rules.melds_limit)
         while chosen and self._leaves_taken(hand, chosen, taken):
             chosen.pop()
         return _melds_wire(chosen) if chosen else None
 
-    def _r51_melds(self, hand: list[str], opened: bool) -> tuple[Wire | None, bool]:
+    def _r51_melds(self, seat: int, hand: list[str], opened: bool) -> tuple[Wire | None, bool]:
         """R51/L14: the melds to put down, and whether the hand is barren — no meld and
         no opening whatever cards it keeps (then a hand that only gains an isolated card
         is barren too, :func:`isolated_gain`)."""
         if not opened and self.rules.opening_requires_clean_run \
                 and not _has_clean_run(hand, self.shape):
             return None, True  # R51-OPEN needs a clean run: skip the meld search
-        candidates = self._candidates(hand)
+        candidates = self._candidates(seat, hand)
         if not candidates:
             return None, True
         if not opened:
@@ -518,7 +589,7 @@ class GamePlan:
             if taken is not None and len(hand) == 2 and card != taken and taken in hand:
                 continue  # would leave only the card taken from the discard pile
             for target in table:
-                if extended(target.meld, card, self.shape) is not None:
+                if target.takes(card, self.shape):
                     return {"type": "lay_off", "meld_id": target.meld_id, "cards": [card]}
         return None
 
@@ -529,8 +600,7 @@ class GamePlan:
         if self.variant == "dummy" and self.rules.playable_discard == "forbid" \
                 and self.view["melds"] and len(hand) > 1:
             table = self.table()
-            safe = [c for c in choices
-                    if not any(extended(t.meld, c, self.shape) is not None for t in table)]
+            safe = [c for c in choices if not any(t.takes(c, self.shape) for t in table)]
             choices = safe or choices
         helps = helpfulness(hand, self.shape)
         card = min(choices, key=lambda c: (helps[c], -rank_of(c), c))
