@@ -394,6 +394,9 @@ class Seat:
     """R51/L14: (opened, hand) when the meld step last found the hand barren."""
     melds: HandMelds | None = None
     """The melds of the hand last searched, for the next search (:class:`HandMelds`)."""
+    held_before_take: int = 0
+    """Copies of the top discard the hand held when the seat last chose its draw: when it
+    took that card, how many it held before (C-DISCARD-BACK)."""
 
 
 @dataclass
@@ -465,7 +468,7 @@ class GamePlan:
             me.stage = "draw"
             return self._draw(seat, hand)
         if view["discard_only"]:
-            return self._discard(hand, None)
+            return self._discard(seat, hand, None)
         if me.stage == "draw":  # the turn's first play-phase move
             me.stage = "meld"
             me.opened_at_start = bool(view["seats"][seat]["opened"])
@@ -480,7 +483,7 @@ class GamePlan:
             if move is not None:
                 return move
             me.stage = "discard"
-        return self._discard(hand, taken)
+        return self._discard(seat, hand, taken)
 
     def _late_wrotham(self) -> bool:
         deals = (self.rules.match_end or {}).get("deals", 6)
@@ -488,6 +491,7 @@ class GamePlan:
 
     def _draw(self, seat: int, hand: list[str]) -> Wire:
         top = self.view["discard_top"]
+        self.seats[seat].held_before_take = hand.count(top) if top is not None else 0
         if top is not None and not self.shape.is_wild(top):
             if self.variant in ("basic", "wrotham") and not self._late_wrotham():
                 if self._helpfulness_of(top, hand) >= 5:
@@ -593,9 +597,9 @@ class GamePlan:
                     return {"type": "lay_off", "meld_id": target.meld_id, "cards": [card]}
         return None
 
-    def _discard(self, hand: list[str], taken: str | None) -> Wire:
-        if taken is not None and hand.count(taken) > 1:
-            taken = None  # another copy was held already: the taken card may go back
+    def _discard(self, seat: int, hand: list[str], taken: str | None) -> Wire:
+        if taken is not None and self.seats[seat].held_before_take > 0:
+            taken = None  # C-DISCARD-BACK: a copy was held before the take, so it may go back
         choices = [c for c in hand if c != taken] or list(hand)
         if self.variant == "dummy" and self.rules.playable_discard == "forbid" \
                 and self.view["melds"] and len(hand) > 1:

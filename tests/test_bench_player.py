@@ -5,6 +5,8 @@ as the plain definition does."""
 from __future__ import annotations
 
 from collections import Counter
+from random import Random
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 from bench import player
 from bench.player import (
+    GamePlan,
     HandMelds,
     TableMeld,
     extended,
@@ -157,3 +160,30 @@ def test_a_table_meld_takes_what_fits(name: str, meld: str, cards: list[str]) ->
     target = TableMeld("m1", 0, read)
     for card in [*cards, *cards]:  # each card twice: asked, then remembered
         assert target.takes(card, shape) == (extended(read, card, shape) is not None)
+
+
+def _plan_to_discard(hand_at_draw: list[str], hand: list[str], taken: str) -> GamePlan:
+    """A basic rummy game whose seat 0 chose its draw with ``hand_at_draw`` while ``taken``
+    topped the pile, took it, and now holds ``hand`` with only its discard left to make."""
+    view: dict[str, Any] = {
+        "rules": default_rules(VARIANTS["basic"]), "status": "playing", "hand_number": 1,
+        "turn": {"seat": 0, "phase": "draw"}, "discard_only": False, "discard_top": taken,
+        "seats": [{"opened": True}, {"opened": True}], "melds": [], "taken_discard": None}
+    plan = GamePlan("g", "basic", ["t0", "t1"], view, Random(0))
+    plan.seats[0].hand = list(hand_at_draw)
+    plan.next_move()  # the draw, chosen with the hand it had then
+    view.update(turn={"seat": 0, "phase": "play"}, discard_top=None, taken_discard=taken)
+    plan.seats[0].hand = list(hand)
+    plan.seats[0].stage = "lay_off"  # its melds are down: lay-offs (none fit), then discard
+    return plan
+
+
+def test_the_card_taken_goes_back_only_when_a_copy_was_held_before() -> None:
+    """C-DISCARD-BACK as the engine reads it: the card taken from the pile may be discarded
+    in the same turn only when the hand held a copy of it before the take, even if that
+    copy has gone into a meld since. The taken 9S helps least of the hand."""
+    hand = ["9S", "4D", "4H", "4C", "5D"]
+    fresh = _plan_to_discard(["4D", "4H", "4C", "5D"], hand, "9S")
+    assert fresh.next_move() == {"type": "discard", "card": "5D"}
+    held = _plan_to_discard(["9S", "6S", "7S", "8S", "4D", "4H", "4C", "5D"], hand, "9S")
+    assert held.next_move() == {"type": "discard", "card": "9S"}
