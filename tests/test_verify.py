@@ -16,8 +16,9 @@ from bot import choose_move
 from flask.testing import FlaskClient
 
 from service.rules import GameState, Violation, apply, new_game
-from service.rules.fairness import digest
-from service.rules.moves import move_to_dict
+from service.rules.fairness import SECRET, digest, record_rebuild
+from service.rules.moves import Discard, Draw, Move, move_to_dict
+from service.rules.state import pack_deal, unpack_deal
 from service.rules.verify import verify
 
 VARIANTS = ["basic", "rummy51", "lebanese14", "dummy", "wrotham"]
@@ -44,6 +45,109 @@ def played(variant: str, seed: int, rules: dict[str, Any] | None = None,
                                           "move": move_to_dict(move), "events": events})))
         state = new
     return state, log
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_match_between_hands_verifies_the_hands_revealed(variant: str) -> None:
+    """Between hands of a match (the first hand revealed, the next one dealt and secret),
+    the revealed hand replays and verifies, and the moves of the hand being played are
+    pending: the move that ended the hand also dealt the next one, whose deal the replay
+    cannot know before it is revealed."""
+    _final, whole = played(variant, 7)
+    ended = next(entry["version"] for entry in whole
+                 if any(e["type"] == "deal_revealed" for e in entry["events"]))
+    for cut in (ended, ended + 4):
+        state, log = played(variant, 7, max_moves=cut)
+        assert state.status == "playing" and state.hand_number == 2
+        assert verify(state, log).as_dict() == {
+            "verified": True, "hands_verified": 1, "moves_replayed": ended,
+            "moves_pending": cut - ended, "problems": []}
+
+
+def test_a_forged_deal_of_the_next_hand_is_still_refused_once_revealed() -> None:
+    """The next hand's deal is left unchecked only until it is revealed: once it is, a log
+    whose second hand was dealt other cards than its revealed deal fails at the move that
+    dealt it."""
+    _final, log = played("basic", 7)
+    forged = copy.deepcopy(log)
+    reveals = [e for entry in forged for e in entry["events"] if e["type"] == "deal_revealed"]
+    reveals[1]["hands"][0], reveals[1]["hands"][1] = reveals[1]["hands"][1], \
+        reveals[1]["hands"][0]
+    reveals[1]["commitment"] = digest(reveals[1]["seed"], reveals[1])
+    for entry in forged:
+        for e in entry["events"]:
+            if e["type"] == "dealt" and e["hand_number"] == 2:
+                e["commitment"] = reveals[1]["commitment"]
+    ended = next(entry["version"] for entry in forged
+                 if any(e["type"] == "deal_revealed" for e in entry["events"]))
+    assert verify(_final, forged).problems == [
+        f"version {ended}: the engine's events differ from the log"]
+
+
+def test_rebuilt_stocks_are_revealed_as_lists_and_verified() -> None:
+    """C-STOCK: stocks rebuilt during a hand are in the deal record (kept packed) and in the
+    reveal (as lists of cards, top first), and the hand replays from them."""
+    rng = Random(5)
+    state, _ = new_game("basic", ["a", "b", "c"],
+                        {"stock_exhausted": "shuffle", "max_stock_rebuilds": 2}, rng=rng)
+    start = state
+    log: list[dict[str, Any]] = []
+    revealed: list[dict[str, Any]] = []
+    while not revealed:  # draw from the stock and throw the card back: nobody goes out
+        seat = state.turn
+        state, events = apply(state, seat, Draw("stock"), rng)
+        moves: list[tuple[Move, list[dict[str, Any]]]] = [(Draw("stock"), events)]
+        if not any(e["type"] == "deal_revealed" for e in events):
+            drawn = state.hands[seat][-1]
+            state, events = apply(state, seat, Discard(drawn), rng)
+            moves.append((Discard(drawn), events))
+        for move, events in moves:
+            log.append(json.loads(json.dumps({"version": len(log) + 1, "seat": seat,
+                                              "move": move_to_dict(move), "events": events})))
+            revealed += [e for e in events if e["type"] == "deal_revealed"]
+    [reveal] = revealed
+    assert len(reveal["rebuilds"]) == 2
+    assert all(type(stock) is list and all(type(c) is str and len(c) == 2 for c in stock)
+               for stock in reveal["rebuilds"])
+    assert digest(reveal["seed"], reveal) == reveal["commitment"]
+    report = verify(start, log)
+    assert (report.problems, report.hands_verified) == ([], 1)
+
+
+def test_a_states_copy_shares_the_deal_record_and_a_rebuild_replaces_it() -> None:
+    """The hidden deal record is never changed in place: a copy shares it, and recording a
+    rebuilt stock in the copy leaves the state it was copied from as it was."""
+    state, _ = new_game("basic", ["a", "b"], {}, rng=Random(1))
+    record = state.var[SECRET]
+    assert type(record["stock"]) is str and all(type(h) is str for h in record["hands"])
+    copy_ = state.copy()
+    assert copy_.var[SECRET] is record
+    record_rebuild(copy_)
+    assert state.var[SECRET] is record and record["rebuilds"] == []
+    assert copy_.var[SECRET]["rebuilds"] == ["".join(reversed(copy_.stock))]
+    assert unpack_deal(copy_.var[SECRET])["rebuilds"] == [list(reversed(copy_.stock))]
+
+
+def test_a_deal_record_stored_as_lists_is_read_and_stored_packed() -> None:
+    """A state stored with the deal record's card lists as lists (as before they were kept
+    packed) reads the same deal, and stores it packed."""
+    state, _ = new_game("rummy51", ["a", "b", "c"], {}, rng=Random(2))
+    stored = json.loads(json.dumps(state.to_compact()))
+    old = {**stored, "var": {**stored["var"], SECRET: unpack_deal(stored["var"][SECRET])}}
+    assert type(old["var"][SECRET]["stock"]) is list
+    again = GameState.from_dict(old)
+    assert again.var[SECRET] == state.var[SECRET] == pack_deal(old["var"][SECRET])
+    assert json.loads(json.dumps(again.to_compact())) == stored
+
+
+def test_a_state_stores_its_fields_only() -> None:
+    """``to_compact`` stores the state's fields, whatever else was set on the object."""
+    state, _ = new_game("basic", ["a", "b"], {}, rng=Random(3))
+    stored = state.to_compact()
+    state.note = "not a field"  # type: ignore[attr-defined]
+    assert state.to_compact() == stored
+    assert GameState.from_dict(json.loads(json.dumps(stored))).to_compact() == json.loads(
+        json.dumps(stored))
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

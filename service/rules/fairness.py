@@ -7,6 +7,10 @@ each seat's cards, the stock (top first) and the discard pile, as canonical JSON
 during the hand are recorded too. When the hand ends, a public ``deal_revealed`` event
 shows the seed, the deal and the rebuilt stocks, so anyone can recompute the commitment and
 replay the hand (:mod:`service.rules.verify`). Arranged deals stay marked as such.
+
+The record is kept as the store keeps it (:func:`~service.rules.state.pack_deal`: each card
+list one string) and is never changed in place, only replaced: a state's copy shares it,
+and storing it encodes it as it is. The reveal shows its card lists as lists.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import json
 from random import Random
 from typing import Any
 
-from service.rules.state import GameState
+from service.rules.state import GameState, pack_deal, unpack_deal
 
 SECRET = "fair"
 """Key of the hand's hidden deal record in ``GameState.var``."""
@@ -35,16 +39,17 @@ def commit(state: GameState, rng: Random, *, arranged: bool) -> str:
     deal = {"hands": [list(h) for h in state.hands], "stock": list(reversed(state.stock)),
             "discard": list(state.discard)}
     commitment = digest(seed, deal)
-    state.var[SECRET] = {"seed": seed, **deal, "rebuilds": [], "arranged": arranged,
-                         "dealer": state.dealer, "commitment": commitment}
+    state.var[SECRET] = pack_deal({"seed": seed, **deal, "rebuilds": [], "arranged": arranged,
+                                   "dealer": state.dealer, "commitment": commitment})
     return commitment
 
 
 def record_rebuild(state: GameState) -> None:
     """Note a stock rebuilt during the hand (its order, top first), for the reveal."""
     secret = state.var.get(SECRET)
-    if secret is not None:
-        secret["rebuilds"].append(list(reversed(state.stock)))
+    if secret is not None:  # a new record: the old one may be shared with other states
+        state.var[SECRET] = pack_deal(
+            {**secret, "rebuilds": [*secret["rebuilds"], list(reversed(state.stock))]})
 
 
 def reveal(state: GameState) -> dict[str, Any] | None:
@@ -52,7 +57,7 @@ def reveal(state: GameState) -> dict[str, Any] | None:
     secret = state.var.pop(SECRET, None)
     if secret is None:
         return None
-    return {"type": "deal_revealed", "hand_number": state.hand_number, **secret}
+    return {"type": "deal_revealed", "hand_number": state.hand_number, **unpack_deal(secret)}
 
 
 def commitment(state: GameState) -> str | None:

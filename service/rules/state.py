@@ -48,23 +48,29 @@ _DEAL_PILES = ("stock", "discard")
 _DEAL_LISTS = ("hands", "rebuilds")
 """Card lists (and lists of card lists) of a deal record kept in ``var`` (the hidden deal of
 the hand being played, :mod:`service.rules.fairness`): packed like the state's own."""
+_DEAL = "fair"
+"""The deal record's key in ``GameState.var`` (:data:`service.rules.fairness.SECRET`)."""
 
 
-def _pack_deal(record: Any) -> Any:
+def pack_deal(record: Any) -> Any:
+    """A deal record with its card lists packed (:func:`_pack`); a packed one as it is (the
+    same object). The engine keeps the record packed: it is stored on every move and read
+    at a hand's end only."""
     if type(record) is not dict:
         return record
-    out = dict(record)
+    changes: dict[str, Any] = {}
     for key in _DEAL_PILES:
-        if type(out.get(key)) is list:
-            out[key] = _pack(out[key])
+        if type(record.get(key)) is list:
+            changes[key] = _pack(record[key])
     for key in _DEAL_LISTS:
-        value = out.get(key)
-        if type(value) is list and all(type(v) is list for v in value):
-            out[key] = [_pack(v) for v in value]
-    return out
+        value = record.get(key)
+        if type(value) is list and any(type(v) is list for v in value):
+            changes[key] = [_pack(v) if type(v) is list else v for v in value]
+    return {**record, **changes} if changes else record
 
 
-def _unpack_deal(record: Any) -> Any:
+def unpack_deal(record: Any) -> Any:
+    """A deal record with its card lists as lists (the inverse of :func:`pack_deal`)."""
     if type(record) is not dict:
         return record
     out = dict(record)
@@ -80,15 +86,13 @@ def _unpack_deal(record: Any) -> Any:
 
 def _copy_var(var: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``GameState.var`` for a new state: deep, except for the hidden deal record
-    (``"fair"``, :mod:`service.rules.fairness`), whose card lists are never changed in place
-    (a new deal replaces the record; a stock rebuild appends a new list to ``rebuilds``,
-    which is copied): it is large, and copied on every move and every legal-move check."""
+    (``"fair"``, :mod:`service.rules.fairness`), which is never changed in place (a new deal
+    or a stock rebuild replaces it) and is shared: it is large, and copied on every move and
+    every legal-move check."""
     out: dict[str, Any] = {}
     for key, value in var.items():
-        if type(value) in _ATOMS:
+        if type(value) in _ATOMS or (key == _DEAL and type(value) is dict):
             out[key] = value
-        elif key == "fair" and type(value) is dict:
-            out[key] = {**value, "rebuilds": list(value.get("rebuilds", []))}
         else:
             out[key] = copy_plain(value)
     return out
@@ -201,13 +205,16 @@ class GameState:
     def to_compact(self) -> dict[str, Any]:
         """:meth:`to_dict` with card lists packed into strings and melds as arrays, for
         storage (values are shared with the state, not copied: encode it at once)."""
-        out = {name: getattr(self, name) for name in _FIELDS}
+        out = dict(self.__dict__)
+        if len(out) != len(_FIELDS):  # another attribute was set on it: the fields only
+            out = {name: getattr(self, name) for name in _FIELDS}
         out["hands"] = [_pack(h) for h in self.hands]
         out["stock"] = _pack(self.stock)
         out["discard"] = _pack(self.discard)
         out["melds"] = [m.to_compact() for m in self.melds]
-        if type(self.var.get("fair")) is dict:
-            out["var"] = {**self.var, "fair": _pack_deal(self.var["fair"])}
+        record = self.var.get(_DEAL)
+        if type(record) is dict and record is not (packed := pack_deal(record)):
+            out["var"] = {**self.var, _DEAL: packed}
         return out
 
     @staticmethod
@@ -222,8 +229,8 @@ class GameState:
         if hands and any(type(h) is str for h in hands):
             values["hands"] = [_unpack(h) if type(h) is str else h for h in hands]
         var = values.get("var")
-        if type(var) is dict and type(var.get("fair")) is dict:
-            values["var"] = {**var, "fair": _unpack_deal(var["fair"])}
+        if type(var) is dict and type(var.get(_DEAL)) is dict:  # kept packed (pack_deal)
+            values["var"] = {**var, _DEAL: pack_deal(var[_DEAL])}
         return GameState(**values)
 
     def copy(self) -> GameState:

@@ -27,20 +27,33 @@ from service.rules.state import GameState
 
 
 class _Replay(Random):
-    """Gives back the seeds and stock orders a hand recorded, in order."""
+    """Gives back the seeds and stock orders a hand recorded, in order.
+
+    With ``unrevealed_deal`` set (the move that ends the last revealed hand, and so deals
+    the next one, whose deal is still secret), what it has not recorded is made up
+    instead: that deal cannot be checked before it is revealed, and ``made_up`` says it
+    was needed."""
 
     def __init__(self) -> None:
         super().__init__(0)
         self.seeds: list[int] = []
         self.orders: list[list[str]] = []
+        self.unrevealed_deal = False
+        self.made_up = False
 
     def getrandbits(self, k: int, /) -> int:
         if not self.seeds:
+            if self.unrevealed_deal:
+                self.made_up = True
+                return 0
             raise LookupError("the log needs a seed it did not reveal")
         return self.seeds.pop(0)
 
     def shuffle(self, x: Any, /) -> None:
         if not self.orders:
+            if self.unrevealed_deal:
+                self.made_up = True
+                return
             raise LookupError("the log rebuilt a stock it did not reveal")
         order = self.orders.pop(0)
         # the engine shuffles the cards that become the stock, top last
@@ -67,6 +80,12 @@ class Report:
 
 def _normal(value: Any) -> Any:
     return json.loads(json.dumps(value))
+
+
+def _to_last_reveal(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``events`` up to their last ``deal_revealed`` event, that one included."""
+    last = max((i for i, e in enumerate(events) if e["type"] == "deal_revealed"), default=-1)
+    return list(events[:last + 1])
 
 
 def verify(state: GameState, log: Sequence[dict[str, Any]]) -> Report:
@@ -103,18 +122,23 @@ def verify(state: GameState, log: Sequence[dict[str, Any]]) -> Report:
         if report.hands_verified == len(reveals):
             report.moves_pending += 1
             continue
+        logged = entry["events"]
+        rng.unrevealed_deal = sum(1 for e in logged if e["type"] == "deal_revealed") \
+            == len(reveals) - report.hands_verified > 0
         try:
             replay, events = apply(replay, entry["seat"], move_from_dict(entry["move"]), rng)
         except (Violation, LookupError) as exc:
             report.fail(f"version {entry['version']}: the engine refuses the logged move "
                         f"({exc})")
             return report
-        if _normal(events) != _normal(entry["events"]):
+        if rng.made_up:  # the next hand was dealt: its deal is checked once revealed
+            events, logged = _to_last_reveal(events), _to_last_reveal(logged)
+        if _normal(events) != _normal(logged):
             report.fail(f"version {entry['version']}: the engine's events differ from the log")
             return report
         report.moves_replayed += 1
         report.hands_verified += sum(1 for e in events if e["type"] == "deal_revealed")
-    if report.moves_pending == 0 and state.status == "finished" and \
+    if report.moves_pending == 0 and not rng.made_up and state.status == "finished" and \
             _normal(replay.to_dict()) != _normal(state.to_dict()):
         report.fail("the replayed final state differs from the stored one")
     return report
