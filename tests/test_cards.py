@@ -5,6 +5,7 @@ Every row cites the RULES.md id it checks in its pytest id.
 
 from __future__ import annotations
 
+from random import Random
 from typing import Any
 
 import pytest
@@ -308,3 +309,24 @@ def test_c_turn_malformed_moves_name_the_field(wire: dict[str, Any], field: str)
         move_from_dict(wire)
     assert info.value.field == field
     assert str(info.value).startswith(f"{field}: ")
+
+
+def test_a_seat_sees_its_hand_by_suit_then_rank_with_jokers_last() -> None:
+    """The seat view's hand order (API.md "Views"): spades, hearts, diamonds, clubs, each
+    from the ace up, then the jokers; copies of a card side by side. A code outside the
+    deck (no dealt hand holds one) is sorted by the same rule."""
+    from service.rules.views import sort_hand
+
+    assert sort_hand(["JK", "2C", "KH", "AS", "TD", "AS", "3S", "QH", "JK"]) == [
+        "AS", "AS", "3S", "QH", "KH", "TD", "2C", "JK", "JK"]
+
+    def by_rule(card: str) -> tuple[bool, int, int]:
+        return (card == "JK", "SHDC".find(card[1]) if card != "JK" else 9,
+                "A23456789TJQK".find(card[0]))
+
+    rng = Random(8)
+    cards = standard_deck(decks=2, jokers=4)
+    for _ in range(200):
+        hand = rng.sample(cards, rng.randint(0, 30))
+        assert sort_hand(hand) == sorted(hand, key=by_rule)
+    assert sort_hand(["KH", "1H", "AS"]) == ["AS", "KH", "1H"]

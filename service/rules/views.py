@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.rules import dummy, fairness
+from service.rules.cards import JOKER, standard_deck
 from service.rules.state import GameState
 
 PUBLIC = None
@@ -60,10 +61,22 @@ def seat_view(state: GameState, game_id: str, version: int, seat: int) -> dict[s
 _ORDER = {r: i for i, r in enumerate("A23456789TJQK")}
 
 
+def _hand_key(card: str) -> tuple[bool, int, int]:
+    return (card == JOKER, "SHDC".find(card[1]) if card != JOKER else 9,
+            _ORDER.get(card[0], 99))
+
+
+_HAND_ORDER = {card: i for i, card in enumerate(sorted([*standard_deck(), JOKER],
+                                                       key=_hand_key))}
+"""Each card code's place in a sorted hand (every seat view sorts one)."""
+
+
 def sort_hand(cards: list[str]) -> list[str]:
     """A hand as players hold it: by suit, then rank; jokers last."""
-    return sorted(cards, key=lambda c: (c == "JK", "SHDC".find(c[1]) if c != "JK" else 9,
-                                        _ORDER.get(c[0], 99)))
+    try:
+        return sorted(cards, key=_HAND_ORDER.__getitem__)
+    except KeyError:  # a code outside the deck (no dealt hand holds one)
+        return sorted(cards, key=_hand_key)
 
 
 def redact_event(event: dict[str, Any], viewer: int | None) -> dict[str, Any]:
