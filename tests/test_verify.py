@@ -223,6 +223,34 @@ def test_the_public_view_shows_the_commitment_and_verify_reports_pending_moves(
     assert client.get("/v1/games/nope/verify").status_code == 404
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_match_between_hands_verifies_over_http(client: FlaskClient, variant: str) -> None:
+    """GET …/verify on a game played over HTTP (by the benchmark's player) into its second
+    hand: the first hand verifies, the second hand's moves are pending."""
+    from bench.player import GamePlan
+
+    game = _create(client, {"variant": variant, "players": ["Ana", "Bo", "Cy"],
+                            "rules": {"match_end": {"deals": 3}}})
+    plan = GamePlan(game["game_id"], variant, [s["token"] for s in game["seats"]],
+                    game["game"], Random(11))
+    path = f"/v1/games/{plan.game_id}"
+    for _ in range(3000):
+        if plan.view["hand_number"] >= 2 or plan.finished:
+            break
+        seat = plan.to_move
+        auth = {"Authorization": f"Bearer {plan.tokens[seat]}"}
+        if plan.seats[seat].hand is None:  # a new deal: read the hand
+            plan.saw(seat, client.get(f"{path}/me", headers=auth).get_json(), [])
+            continue
+        reply = client.post(f"{path}/moves", json=plan.next_move(), headers=auth)
+        assert reply.status_code == 200, reply.get_json()
+        plan.saw(seat, reply.get_json()["game"], reply.get_json()["events"])
+    assert plan.view["hand_number"] == 2 and not plan.finished
+    report = client.get(f"{path}/verify").get_json()
+    assert (report["verified"], report["hands_verified"], report["problems"]) == (True, 1, [])
+    assert report["moves_replayed"] + report["moves_pending"] == report["version"]
+
+
 WALKTHROUGH = Path(__file__).resolve().parents[1] / "examples" / "walkthrough-game.json"
 MOVES = [(0, {"type": "draw", "source": "stock"}),
          (0, {"type": "meld", "melds": [{"cards": ["7H", "8H", "9H", "TH"]},
