@@ -20,9 +20,9 @@ import json
 from random import Random
 from typing import Any
 
-from service.rules.state import GameState, pack_deal, unpack_deal
+from service.rules.state import DEAL_RECORD, GameState, pack_deal, unpack_deal
 
-SECRET = "fair"
+SECRET = DEAL_RECORD
 """Key of the hand's hidden deal record in ``GameState.var``."""
 
 

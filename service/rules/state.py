@@ -48,8 +48,9 @@ _DEAL_PILES = ("stock", "discard")
 _DEAL_LISTS = ("hands", "rebuilds")
 """Card lists (and lists of card lists) of a deal record kept in ``var`` (the hidden deal of
 the hand being played, :mod:`service.rules.fairness`): packed like the state's own."""
-_DEAL = "fair"
-"""The deal record's key in ``GameState.var`` (:data:`service.rules.fairness.SECRET`)."""
+DEAL_RECORD = "fair"
+"""The key of the hidden deal record in ``GameState.var`` (:mod:`service.rules.fairness`
+names it ``SECRET``)."""
 
 
 def pack_deal(record: Any) -> Any:
@@ -91,7 +92,7 @@ def _copy_var(var: dict[str, Any]) -> dict[str, Any]:
     every legal-move check."""
     out: dict[str, Any] = {}
     for key, value in var.items():
-        if type(value) in _ATOMS or (key == _DEAL and type(value) is dict):
+        if type(value) in _ATOMS or (key == DEAL_RECORD and type(value) is dict):
             out[key] = value
         else:
             out[key] = copy_plain(value)
@@ -212,10 +213,7 @@ class GameState:
         out["stock"] = _pack(self.stock)
         out["discard"] = _pack(self.discard)
         out["melds"] = [m.to_compact() for m in self.melds]
-        record = self.var.get(_DEAL)
-        if type(record) is dict and record is not (packed := pack_deal(record)):
-            out["var"] = {**self.var, _DEAL: packed}
-        return out
+        return out  # the deal record in ``var`` is kept packed already (pack_deal)
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> GameState:
@@ -229,8 +227,8 @@ class GameState:
         if hands and any(type(h) is str for h in hands):
             values["hands"] = [_unpack(h) if type(h) is str else h for h in hands]
         var = values.get("var")
-        if type(var) is dict and type(var.get(_DEAL)) is dict:  # kept packed (pack_deal)
-            values["var"] = {**var, _DEAL: pack_deal(var[_DEAL])}
+        if type(var) is dict and type(var.get(DEAL_RECORD)) is dict:  # kept packed
+            values["var"] = {**var, DEAL_RECORD: pack_deal(var[DEAL_RECORD])}
         return GameState(**values)
 
     def copy(self) -> GameState:
