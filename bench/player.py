@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from service.rules.cards import JOKER, rank_of
+from service.rules.cards import JOKER, rank_of, standard_deck
 from service.rules.dummy import CONTRACTS, read_as
 from service.rules.engine import meld_shape
 from service.rules.melds import (
@@ -32,10 +32,24 @@ from service.rules.melds import (
     extend_meld,
     meld_from_table,
 )
+from service.rules.memo import ByIdentity
 from service.rules.ruleset import Rules, find_variant
 from service.rules.search import best_combination, candidate_melds
 
 Wire = dict[str, Any]
+
+RANK = {card: rank_of(card) for card in (*standard_deck(), JOKER)}
+"""Each card's rank (:func:`rank_of`), read from a table: a decision asks it about twenty
+times."""
+
+
+def _wild_cards(shape: MeldShape) -> frozenset[str]:
+    return frozenset(card for card in RANK if shape.is_wild(card))
+
+
+wild_cards: ByIdentity[MeldShape, frozenset[str]] = ByIdentity(_wild_cards)
+"""The cards a meld shape takes as wild, made once per shape (shapes are shared by the games
+of one set of knobs): a set to look a card up in, where ``shape.is_wild`` is a call."""
 
 
 @dataclass
@@ -71,7 +85,7 @@ def _could_extend(meld: Meld, card: str, shape: MeldShape) -> bool:
     """A cheap necessary condition for ``card`` to be laid off on ``meld``."""
     if shape.is_wild(card):
         return True
-    rank = rank_of(card)
+    rank = RANK[card]
     if meld.kind == "set":
         return rank == meld.start
     if shape.run_same_suit:
@@ -128,7 +142,7 @@ def quick_contract(hand: Sequence[str], shape: MeldShape, number: int) -> list[M
         if need.kind == "set":
             by_rank: dict[int, list[str]] = {}
             for card, n in naturals.items():
-                by_rank.setdefault(rank_of(card), []).extend([card] * n)
+                by_rank.setdefault(RANK[card], []).extend([card] * n)
             for cards in by_rank.values():
                 take = cards[:need.size]
                 missing = need.size - len(take)
@@ -138,7 +152,7 @@ def quick_contract(hand: Sequence[str], shape: MeldShape, number: int) -> list[M
             by_rank = {}
             for card, n in naturals.items():
                 if n:
-                    by_rank.setdefault(rank_of(card), []).append(card)
+                    by_rank.setdefault(RANK[card], []).append(card)
             for first in range(1, 16 - need.size):
                 take = []
                 for pos in range(first, first + need.size):
@@ -279,13 +293,14 @@ def _may_open(hand: Sequence[str], melds: Sequence[Meld], need: int, clean_run: 
 def _run_places(naturals: Sequence[str], same_suit: bool = True) -> set[tuple[str, int]]:
     """(suit, position) of each natural ("" for the suit of mixed-suit runs); an ace holds
     position 1 and 14."""
-    held = {(c[1] if same_suit else "", rank_of(c)) for c in naturals}
+    held = {(c[1] if same_suit else "", RANK[c]) for c in naturals}
     return held | {(suit, 14) for suit, rank in held if rank == 1}
 
 
 def _has_clean_run(hand: Sequence[str], shape: MeldShape) -> bool:
     """Three naturals of one suit in sequence (ace low or high)."""
-    held = _run_places([c for c in hand if not shape.is_wild(c)])
+    wild = wild_cards(shape)
+    held = _run_places([c for c in hand if c not in wild])
     return any((suit, rank + 1) in held and (suit, rank + 2) in held for suit, rank in held)
 
 
@@ -293,13 +308,18 @@ def may_meld(hand: Sequence[str], shape: MeldShape) -> bool:
     """A cheap necessary condition for any new meld of three or more cards: a rank held
     three times, or three positions in a row of one suit, counting the wilds as any card
     (the meld search costs far more and mostly finds nothing in a hand without either)."""
-    wilds = sum(1 for c in hand if shape.is_wild(c))
+    wild = wild_cards(shape)
+    naturals = [c for c in hand if c not in wild]
+    wilds = len(hand) - len(naturals)
     if wilds >= 2 or shape.ace == "around":
         return True
     need = 3 - wilds
-    naturals = [c for c in hand if not shape.is_wild(c)]
-    if any(n >= need for n in Counter(rank_of(c) for c in naturals).values()):
-        return True
+    counts: dict[int, int] = {}
+    for c in naturals:
+        rank = RANK[c]
+        counts[rank] = n = counts.get(rank, 0) + 1
+        if n >= need:
+            return True
     held = _run_places(naturals, shape.run_same_suit)
     for suit, rank in held:
         if 1 + ((suit, rank + 1) in held) + ((suit, rank + 2) in held) >= need:
@@ -319,20 +339,22 @@ def isolated_gain(before: Counter[str], hand: Sequence[str], shape: MeldShape) -
     card = next(iter(gained))
     others = list(hand)
     others.remove(card)
-    if shape.is_wild(card) or sum(1 for c in others if shape.is_wild(c)) >= 2:
+    wild = wild_cards(shape)
+    if card in wild or sum(1 for c in others if c in wild) >= 2:
         return False
-    rank = rank_of(card)
+    rank = RANK[card]
     near = {rank - 2, rank - 1, rank + 1, rank + 2}
     if rank == 1:
         near |= {12, 13}
     elif rank >= 12:
         near.add(1)
     for other in others:
-        if shape.is_wild(other):
+        if other in wild:
             continue
-        if rank_of(other) == rank:
+        other_rank = RANK[other]
+        if other_rank == rank:
             return False
-        if (other[1] == card[1] or not shape.run_same_suit) and rank_of(other) in near:
+        if (other[1] == card[1] or not shape.run_same_suit) and other_rank in near:
             return False
     return True
 
@@ -341,23 +363,24 @@ def helpfulness(hand: Sequence[str], shape: MeldShape) -> dict[str, int]:
     """How much each card helps the hand toward melds: other cards of its rank, and cards
     of its suit one or two ranks away (wilds always help). Each distinct card is read once
     (a hand holds some twice in two-deck games)."""
-    counts = Counter(hand)
-    ranks: dict[str, int] = {}
+    wild = wild_cards(shape)
     by_rank: dict[int, int] = {}
     by_card: dict[tuple[str, int], int] = {}
-    for card, n in counts.items():
-        if not shape.is_wild(card):
-            rank = ranks[card] = rank_of(card)
-            by_rank[rank] = by_rank.get(rank, 0) + n
+    for card in hand:
+        if card not in wild:
+            rank = RANK[card]
+            by_rank[rank] = by_rank.get(rank, 0) + 1
             key = (card[1], rank)
-            by_card[key] = by_card.get(key, 0) + n
+            by_card[key] = by_card.get(key, 0) + 1
     near = by_card.get
     out: dict[str, int] = {}
-    for card in counts:
-        if card not in ranks:  # wild
+    for card in hand:
+        if card in out:
+            continue
+        if card in wild:
             out[card] = 100
             continue
-        rank, suit = ranks[card], card[1]
+        rank, suit = RANK[card], card[1]
         out[card] = (3 * (by_rank[rank] - 1)
                      + 2 * (near((suit, rank - 1), 0) + near((suit, rank + 1), 0))
                      + near((suit, rank - 2), 0) + near((suit, rank + 2), 0))
@@ -366,15 +389,16 @@ def helpfulness(hand: Sequence[str], shape: MeldShape) -> dict[str, int]:
 
 def helpfulness_of(card: str, hand: Sequence[str], shape: MeldShape) -> int:
     """``helpfulness([*hand, card], shape)[card]``, the other cards read once each."""
-    if shape.is_wild(card):
+    wild = wild_cards(shape)
+    if card in wild:
         return 100
-    rank, suit = rank_of(card), card[1]
+    rank, suit = RANK[card], card[1]
     weights = {rank - 2: 1, rank - 1: 2, rank + 1: 2, rank + 2: 1}
     score = 0
     for other in hand:
-        if shape.is_wild(other):
+        if other in wild:
             continue
-        other_rank = rank_of(other)
+        other_rank = RANK[other]
         if other_rank == rank:
             score += 3
         elif other[1] == suit:
@@ -607,7 +631,7 @@ class GamePlan:
             safe = [c for c in choices if not any(t.takes(c, self.shape) for t in table)]
             choices = safe or choices
         helps = helpfulness(hand, self.shape)
-        card = min(choices, key=lambda c: (helps[c], -rank_of(c), c))
+        card = min(choices, key=lambda c: (helps[c], -RANK[c], c))
         move: Wire = {"type": "discard", "card": card}
         if self.variant in ("rummy51", "lebanese14") and len(hand) == 2:
             move["announce"] = True
