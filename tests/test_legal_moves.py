@@ -599,3 +599,50 @@ def test_dry_runs_answer_the_real_answer_r51_with_penalty_cards(client: FlaskCli
     penalty = [e for e in answer["events"] if e["type"] == "penalty"]
     assert penalty and penalty[0]["cards"] == ["4H", "5C"]
     assert sorted(answer["game"]["hand"]) == sorted(["8D", "4H", "5C"])
+
+
+def _lay_off_shapes() -> dict[str, Any]:
+    from service.rules.engine import meld_shape
+    from service.rules.ruleset import VARIANTS, Rules, default_rules
+
+    shapes = {name: meld_shape(variant, Rules.of(default_rules(variant)))
+              for name, variant in VARIANTS.items()}
+    basic = VARIANTS["basic"]
+    for ace in ("high_or_low", "around"):
+        shapes[f"basic, mixed suits, ace {ace}"] = meld_shape(basic, Rules.of(
+            {**default_rules(basic), "run_same_suit": False, "ace": ace}))
+    return shapes
+
+
+LAY_OFF_SHAPES = _lay_off_shapes()
+TWO_DECKS = sorted(set(standard_deck(2, 4)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(sorted(LAY_OFF_SHAPES)),
+       hand=st.lists(st.sampled_from(TWO_DECKS), min_size=8, max_size=14),
+       data=st.data())
+def test_may_lay_off_never_rules_out_a_card_that_fits(name: str, hand: list[str],
+                                                       data: st.DataObject) -> None:
+    """``may_lay_off`` skips the reading of a card on a table meld (the listing's lay-offs,
+    Dummy's playable-discard check): whenever ``extend_meld`` lays the card off, at an end
+    asked for or at either, it says it may."""
+    from service.rules.melds import MeldError, extend_meld
+    from service.rules.search import candidate_melds
+    from service.rules.state import TableMeld
+    from service.rules.turn import may_lay_off
+
+    shape = LAY_OFF_SHAPES[name]
+    found = candidate_melds(hand, shape)
+    if not found:
+        return
+    meld = data.draw(st.sampled_from(found))
+    target = TableMeld("m1", 0, meld.kind, list(meld.cards), list(meld.idents), meld.start,
+                       meld.points)
+    for card in TWO_DECKS:
+        for end in (None, "low", "high") if meld.kind == "run" else (None,):
+            try:
+                extend_meld(meld, (Piece(card),), shape, end)
+            except MeldError:
+                continue
+            assert may_lay_off(target, card, end, shape), (meld, card, end)

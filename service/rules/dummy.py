@@ -62,7 +62,7 @@ from service.rules.melds import (
 from service.rules.moves import Discard
 from service.rules.ruleset import Rules
 from service.rules.state import GameState
-from service.rules.turn import Event, LaidOff, Turn, VariantRules
+from service.rules.turn import Event, LaidOff, Turn, VariantRules, may_lay_off
 
 CUT_IN_CARDS = 3
 """Stock cards a granted cut-in gives on top of the discard (DUMMY-CUTIN)."""
@@ -365,6 +365,8 @@ class DummyRules(VariantRules):
     def fits_table(self, turn: Turn, card: str) -> str | None:
         """The id of a table meld ``card`` would fit as a lay-off, if any."""
         for target in turn.state.melds:
+            if not may_lay_off(target, card, None, turn.shape):
+                continue  # certainly not: no need to read it
             current = meld_from_table(target.kind, target.cards, target.idents, target.start,
                                       turn.shape)
             try:

@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from service.rules.cards import JOKER, rank_of
+from service.rules.cards import JOKER
 from service.rules.compound import find_all_but_one, find_contract
 from service.rules.dummy import DummyRules
 from service.rules.engine import apply, context
 from service.rules.errors import Violation
-from service.rules.melds import OPEN_SUIT, Meld, MeldShape, Piece, pos_rank, wild_count
+from service.rules.melds import Meld, MeldShape, Piece
 from service.rules.moves import (
     CutIn,
     Discard,
@@ -53,7 +53,7 @@ from service.rules.moves import (
 from service.rules.rummy51 import Rummy51Rules
 from service.rules.search import candidate_melds
 from service.rules.state import GameState, TableMeld
-from service.rules.turn import Turn
+from service.rules.turn import Turn, may_lay_off
 from service.rules.wrotham import WrothamRules, is_late_deal
 
 
@@ -80,36 +80,6 @@ def _accepts(state: GameState, seat: int, move: Move, rng: Random | None = None)
     return True
 
 
-def _may_lay_off(target: TableMeld, card: str, end: str | None, shape: MeldShape) -> bool:
-    """False when ``card`` alone certainly cannot be laid off on ``target`` (at ``end``),
-    by the tests :func:`~service.rules.melds.extend_meld` makes: a run grows by one place
-    at the end asked for only within the ranks a run may span (C-RUN); a natural card joins
-    a set of its rank only, of a suit the set lacks when its suits must differ, and not
-    beyond the set's largest size (C-SET); a run only at the position just below or just
-    above it, in the run's suit when runs are of one suit; a joker not beyond the meld's
-    wild limit (R51-WILDS)."""
-    if target.kind == "run" and not _run_has_room(target, end, shape):
-        return False
-    if shape.is_wild(card):
-        if card == JOKER and shape.max_wilds is not None:
-            return wild_count(target.cards, target.idents, shape) < shape.max_wilds
-        return True
-    rank = rank_of(card)
-    if target.kind == "set":
-        if rank != target.start:
-            return False
-        if shape.set_max is not None and len(target.cards) >= shape.set_max:
-            return False
-        return not (shape.set_distinct_suits and any(
-            ident[1] == card[1] for ident in target.idents))
-    if shape.run_same_suit and any(ident[1] not in (card[1], OPEN_SUIT)
-                                   for ident in target.idents):
-        return False
-    below = end != "high" and rank == pos_rank(target.start - 1)
-    above = end != "low" and rank == pos_rank(target.start + len(target.cards))
-    return below or above
-
-
 def _target_allows(turn: Turn, target: TableMeld, card: str) -> bool:
     """False when the variant refuses ``card`` on ``target`` before any reading
     (``check_lay_off_target``, e.g. R51-JOKER-OPP)."""
@@ -118,17 +88,6 @@ def _target_allows(turn: Turn, target: TableMeld, card: str) -> bool:
     except Violation:
         return False
     return True
-
-
-def _run_has_room(target: TableMeld, end: str | None, shape: MeldShape) -> bool:
-    """Whether the run ``target`` has a place for one more card at ``end`` (either end when
-    None): as :func:`~service.rules.melds.extend_meld` places cards."""
-    size = len(target.cards)
-    if shape.ace == "around":
-        return size < 13
-    low = target.start > 1
-    high = target.start + size <= shape.high_end()
-    return low if end == "low" else high if end == "high" else low or high
 
 
 def _may_swap(target: TableMeld, card: str) -> bool:
@@ -199,7 +158,7 @@ def _candidates(state: GameState, seat: int, melds: list[Meld] | None) -> Iterat
         for target in state.melds:
             for card in distinct:
                 for end in ("low", "high") if target.kind == "run" else (None,):
-                    if _may_lay_off(target, card, end, shape) \
+                    if may_lay_off(target, card, end, shape) \
                             and _target_allows(looking, target, card):
                         yield LayOff(target.id, (Piece(card),), end)
         for target in state.melds:

@@ -14,9 +14,10 @@ from random import Random
 from typing import Any
 
 from service.rules import fairness, scoring
-from service.rules.cards import JOKER, contains, remove
+from service.rules.cards import JOKER, contains, rank_of, remove
 from service.rules.errors import N_, Code, Message, Reason, Violation
 from service.rules.melds import (
+    OPEN_SUIT,
     Accept,
     Meld,
     MeldError,
@@ -25,6 +26,8 @@ from service.rules.melds import (
     check_meld,
     extend_meld,
     meld_from_table,
+    pos_rank,
+    wild_count,
 )
 from service.rules.memo import ByIdentity, Kept
 from service.rules.moves import (
@@ -214,6 +217,49 @@ class VariantRules:
 
     def match_winners(self, state: GameState, rules: Rules) -> list[int] | None:
         return scoring.basic_winners(rules, state.totals, len(state.history))
+
+
+def may_lay_off(target: TableMeld, card: str, end: str | None, shape: MeldShape) -> bool:
+    """False when ``card`` alone certainly cannot be laid off on ``target`` (at ``end``),
+    by the tests :func:`~service.rules.melds.extend_meld` makes: a run grows by one place
+    at the end asked for only within the ranks a run may span (C-RUN); a natural card joins
+    a set of its rank only, of a suit the set lacks when its suits must differ, and not
+    beyond the set's largest size (C-SET); a run only at the position just below or just
+    above it, in the run's suit when runs are of one suit; a joker not beyond the meld's
+    wild limit (R51-WILDS)."""
+    if target.kind == "run" and not _run_has_room(target, end, shape):
+        return False
+    if shape.is_wild(card):
+        if card == JOKER and shape.max_wilds is not None:
+            return wild_count(target.cards, target.idents, shape) < shape.max_wilds
+        return True
+    rank = rank_of(card)
+    if target.kind == "set":
+        if rank != target.start:
+            return False
+        if shape.set_max is not None and len(target.cards) >= shape.set_max:
+            return False
+        return not (shape.set_distinct_suits and any(
+            ident[1] == card[1] for ident in target.idents))
+    if shape.run_same_suit and any(ident[1] not in (card[1], OPEN_SUIT)
+                                   for ident in target.idents):
+        return False
+    below = end != "high" and rank == pos_rank(target.start - 1)
+    above = end != "low" and rank == pos_rank(target.start + len(target.cards))
+    return below or above
+
+
+
+
+def _run_has_room(target: TableMeld, end: str | None, shape: MeldShape) -> bool:
+    """Whether the run ``target`` has a place for one more card at ``end`` (either end when
+    None): as :func:`~service.rules.melds.extend_meld` places cards."""
+    size = len(target.cards)
+    if shape.ace == "around":
+        return size < 13
+    low = target.start > 1
+    high = target.start + size <= shape.high_end()
+    return low if end == "low" else high if end == "high" else low or high
 
 
 @dataclass
