@@ -5,6 +5,8 @@ For both presets, random player counts and random knob combinations, after every
 * C-DECK: the 108 cards are conserved (stock + discard pile + hands + melds);
 * a move leaves its input state unchanged, applied or refused (``to_dict()``), and a
   refused move raises :class:`Violation` only — no other exception, ever;
+* the new state reads back whole from the form the store keeps (``to_compact``, JSON),
+  its melds' wilds included;
 * the public view shows exactly the cards on the table and the top discard (so never a
   card that is in a hand or the stock); a seat view adds exactly that seat's hand;
 * ``redact_event`` never shows a viewer another seat's drawn, dealt or penalty cards;
@@ -18,6 +20,7 @@ from collections.abc import Iterator
 from random import Random
 from typing import Any
 
+import orjson
 from bot import choose_move, legal_discard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -197,6 +200,9 @@ def attempt(state: GameState, seat: int, move: Move,
         assert violation.code and violation.rule and violation.detail
         return None, []
     assert state.to_dict() == before, f"applied {move} changed its input state"
+    stored = orjson.loads(orjson.dumps(new.to_compact()))
+    assert GameState.from_dict(stored).to_dict() == new.to_dict(), \
+        f"the state after {move} does not read back from its stored form"
     return new, events
 
 

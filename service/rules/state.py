@@ -118,6 +118,8 @@ class TableMeld:
                 "cards": list(self.cards), "wilds": self.wilds()}
 
     def wilds(self) -> list[dict[str, Any]]:
+        if self.cards == self.idents:  # most melds: every card stands for itself
+            return []
         return [{"index": i, "card": c, "as": ident}
                 for i, (c, ident) in enumerate(zip(self.cards, self.idents, strict=True))
                 if c != ident]
@@ -128,8 +130,9 @@ class TableMeld:
 
     def to_compact(self) -> list[Any]:
         """``[id, owner, kind, cards, idents, start, points]``, card lists packed."""
-        return [self.id, self.owner, self.kind, _pack(self.cards), _pack(self.idents),
-                self.start, self.points]
+        cards = _pack(self.cards)
+        idents = cards if self.idents == self.cards else _pack(self.idents)
+        return [self.id, self.owner, self.kind, cards, idents, self.start, self.points]
 
     @staticmethod
     def from_stored(data: Any) -> TableMeld:
