@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from shapes import SHAPES
 
 from bench import player
 from bench.player import (
@@ -24,17 +25,10 @@ from bench.player import (
     may_meld,
 )
 from service.rules.cards import rank_of
-from service.rules.engine import meld_shape
 from service.rules.melds import Meld, MeldError, MeldShape, Piece, check_meld
-from service.rules.ruleset import VARIANTS, Rules, default_rules
+from service.rules.ruleset import VARIANTS, default_rules
 from service.rules.search import candidate_melds
 
-SHAPES = {
-    **{name: meld_shape(variant, Rules.of(default_rules(variant)))
-       for name, variant in VARIANTS.items()},
-    "basic, mixed suits, ace high or low": meld_shape(VARIANTS["basic"], Rules.of(
-        {**default_rules(VARIANTS["basic"]), "run_same_suit": False, "ace": "high_or_low"})),
-}
 CARDS = sorted(set(VARIANTS["rummy51"].deck()))
 
 

@@ -24,6 +24,7 @@ from deals import arranged, auth
 from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shapes import SHAPES
 from werkzeug.test import TestResponse
 
 from bench.engine import joker_state
@@ -37,9 +38,12 @@ from service.rules import (
 )
 from service.rules.cards import standard_deck
 from service.rules.legal import legal_moves
-from service.rules.melds import Piece
+from service.rules.melds import MeldError, Piece, extend_meld
 from service.rules.moves import CutIn, Discard, Draw, LayOff, MeldMove, Move, SwapJoker
 from service.rules.ruleset import VARIANTS
+from service.rules.search import candidate_melds
+from service.rules.state import TableMeld
+from service.rules.turn import may_lay_off
 
 PROBLEM = "application/problem+json"
 # Every rule id RULES.md defines: a refusal cites one of these.
@@ -601,25 +605,11 @@ def test_dry_runs_answer_the_real_answer_r51_with_penalty_cards(client: FlaskCli
     assert sorted(answer["game"]["hand"]) == sorted(["8D", "4H", "5C"])
 
 
-def _lay_off_shapes() -> dict[str, Any]:
-    from service.rules.engine import meld_shape
-    from service.rules.ruleset import VARIANTS, Rules, default_rules
-
-    shapes = {name: meld_shape(variant, Rules.of(default_rules(variant)))
-              for name, variant in VARIANTS.items()}
-    basic = VARIANTS["basic"]
-    for ace in ("high_or_low", "around"):
-        shapes[f"basic, mixed suits, ace {ace}"] = meld_shape(basic, Rules.of(
-            {**default_rules(basic), "run_same_suit": False, "ace": ace}))
-    return shapes
-
-
-LAY_OFF_SHAPES = _lay_off_shapes()
 TWO_DECKS = sorted(set(standard_deck(2, 4)))
 
 
 @settings(max_examples=300, deadline=None)
-@given(name=st.sampled_from(sorted(LAY_OFF_SHAPES)),
+@given(name=st.sampled_from(sorted(SHAPES)),
        hand=st.lists(st.sampled_from(TWO_DECKS), min_size=8, max_size=14),
        data=st.data())
 def test_may_lay_off_never_rules_out_a_card_that_fits(name: str, hand: list[str],
@@ -627,12 +617,7 @@ def test_may_lay_off_never_rules_out_a_card_that_fits(name: str, hand: list[str]
     """``may_lay_off`` skips the reading of a card on a table meld (the listing's lay-offs,
     Dummy's playable-discard check): whenever ``extend_meld`` lays the card off, at an end
     asked for or at either, it says it may."""
-    from service.rules.melds import MeldError, extend_meld
-    from service.rules.search import candidate_melds
-    from service.rules.state import TableMeld
-    from service.rules.turn import may_lay_off
-
-    shape = LAY_OFF_SHAPES[name]
+    shape = SHAPES[name]
     found = candidate_melds(hand, shape)
     if not found:
         return
