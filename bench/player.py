@@ -361,7 +361,7 @@ def isolated_gain(before: Counter[str], hand: Sequence[str], shape: MeldShape) -
 
 def helpfulness(hand: Sequence[str], shape: MeldShape) -> dict[str, int]:
     """How much each card helps the hand toward melds: other cards of its rank, and cards
-    of its suit one or two ranks away (wilds always help). Each distinct card is read once
+    of its suit one or two ranks away (wilds always help). Each distinct card is scored once
     (a hand holds some twice in two-deck games)."""
     wild = wild_cards(shape)
     by_rank: dict[int, int] = {}
