@@ -24,7 +24,6 @@ from service.rules.cards import JOKER, rank_of, standard_deck
 from service.rules.dummy import CONTRACTS, read_as
 from service.rules.engine import meld_shape
 from service.rules.melds import (
-    OPEN_SUIT,
     Meld,
     MeldError,
     MeldShape,
@@ -35,6 +34,7 @@ from service.rules.melds import (
 from service.rules.memo import ByIdentity
 from service.rules.ruleset import Rules, find_variant
 from service.rules.search import best_combination, candidate_melds
+from service.rules.turn import may_lay_off
 
 Wire = dict[str, Any]
 
@@ -81,25 +81,10 @@ def _meld_of(view_meld: dict[str, Any], shape: MeldShape) -> TableMeld:
                      meld_from_table(view_meld["kind"], cards, idents, start, shape))
 
 
-def _could_extend(meld: Meld, card: str, shape: MeldShape) -> bool:
-    """A cheap necessary condition for ``card`` to be laid off on ``meld``."""
-    if shape.is_wild(card):
-        return True
-    rank = RANK[card]
-    if meld.kind == "set":
-        return rank == meld.start
-    if shape.run_same_suit:
-        suit = next((i[1] for i in meld.idents if i[1] != OPEN_SUIT), None)
-        if suit is not None and card[1] != suit:
-            return False
-    low = (meld.start - 2) % 13 + 1
-    high = (meld.end) % 13 + 1
-    return rank in (low, high)
-
-
 def extended(meld: Meld, card: str, shape: MeldShape) -> Meld | None:
-    """``meld`` with ``card`` laid off, if it fits."""
-    if not _could_extend(meld, card, shape):
+    """``meld`` with ``card`` laid off, if it fits (read only where the engine's own cheap
+    test, :func:`~service.rules.turn.may_lay_off`, does not rule it out)."""
+    if not may_lay_off(meld, card, None, shape):
         return None
     try:
         return extend_meld(meld, (Piece(card),), shape)

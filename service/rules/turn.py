@@ -219,14 +219,15 @@ class VariantRules:
         return scoring.basic_winners(rules, state.totals, len(state.history))
 
 
-def may_lay_off(target: TableMeld, card: str, end: str | None, shape: MeldShape) -> bool:
-    """False when ``card`` alone certainly cannot be laid off on ``target`` (at ``end``),
-    by the tests :func:`~service.rules.melds.extend_meld` makes: a run grows by one place
-    at the end asked for only within the ranks a run may span (C-RUN); a natural card joins
-    a set of its rank only, of a suit the set lacks when its suits must differ, and not
-    beyond the set's largest size (C-SET); a run only at the position just below or just
-    above it, in the run's suit when runs are of one suit; a joker not beyond the meld's
-    wild limit (R51-WILDS)."""
+def may_lay_off(target: TableMeld | Meld, card: str, end: str | None, shape: MeldShape
+                ) -> bool:
+    """False when ``card`` alone certainly cannot be laid off on ``target`` (a table meld,
+    or a reading of one) at ``end``, by the tests :func:`~service.rules.melds.extend_meld`
+    makes: a run grows by one place at the end asked for only within the ranks a run may
+    span (C-RUN); a natural card joins a set of its rank only, of a suit the set lacks when
+    its suits must differ, and not beyond the set's largest size (C-SET); a run only at the
+    position just below or just above it, in the run's suit when runs are of one suit; a
+    joker not beyond the meld's wild limit (R51-WILDS)."""
     if target.kind == "run" and not _run_has_room(target, end, shape):
         return False
     if shape.is_wild(card):
@@ -251,7 +252,7 @@ def may_lay_off(target: TableMeld, card: str, end: str | None, shape: MeldShape)
 
 
 
-def _run_has_room(target: TableMeld, end: str | None, shape: MeldShape) -> bool:
+def _run_has_room(target: TableMeld | Meld, end: str | None, shape: MeldShape) -> bool:
     """Whether the run ``target`` has a place for one more card at ``end`` (either end when
     None): as :func:`~service.rules.melds.extend_meld` places cards."""
     size = len(target.cards)
