@@ -32,7 +32,6 @@ from service.rules.search import candidate_melds
 CARDS = sorted(set(VARIANTS["rummy51"].deck()))
 
 
-
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_the_tables_say_what_the_rules_say(name: str) -> None:
     """The player reads ranks and wilds from tables made once; they hold each card's
@@ -41,6 +40,7 @@ def test_the_tables_say_what_the_rules_say(name: str) -> None:
     assert {card: rank_of(card) for card in CARDS} == player.RANK
     assert player.wild_cards(shape) == {card for card in CARDS if shape.is_wild(card)}
     assert player.wild_cards(shape) is player.wild_cards(shape)  # made once per shape
+
 
 @settings(max_examples=400, deadline=None)
 @given(name=st.sampled_from(sorted(SHAPES)),

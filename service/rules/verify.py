@@ -123,8 +123,10 @@ def verify(state: GameState, log: Sequence[dict[str, Any]]) -> Report:
             report.moves_pending += 1
             continue
         logged = entry["events"]
-        rng.unrevealed_deal = sum(1 for e in logged if e["type"] == "deal_revealed") \
-            == len(reveals) - report.hands_verified > 0
+        # this move ends the last revealed hand (and deals the next, still secret) when it
+        # reveals every revealed hand not replayed yet (one at least: see above)
+        rng.unrevealed_deal = len(reveals) - report.hands_verified == sum(
+            1 for e in logged if e["type"] == "deal_revealed")
         try:
             replay, events = apply(replay, entry["seat"], move_from_dict(entry["move"]), rng)
         except (Violation, LookupError) as exc:
