@@ -615,8 +615,9 @@ TWO_DECKS = sorted(set(standard_deck(2, 4)))
 def test_may_lay_off_never_rules_out_a_card_that_fits(name: str, hand: list[str],
                                                        data: st.DataObject) -> None:
     """``may_lay_off`` skips the reading of a card on a table meld (the listing's lay-offs,
-    Dummy's playable-discard check): whenever ``extend_meld`` lays the card off, at an end
-    asked for or at either, it says it may."""
+    Dummy's playable-discard check) or on a reading of one (the benchmark's player):
+    whenever ``extend_meld`` lays the card off, at an end asked for or at either, it says
+    it may, of either."""
     shape = SHAPES[name]
     found = candidate_melds(hand, shape)
     if not found:
@@ -631,3 +632,4 @@ def test_may_lay_off_never_rules_out_a_card_that_fits(name: str, hand: list[str]
             except MeldError:
                 continue
             assert may_lay_off(target, card, end, shape), (meld, card, end)
+            assert may_lay_off(meld, card, end, shape), (meld, card, end)
