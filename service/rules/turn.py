@@ -250,8 +250,6 @@ def may_lay_off(target: TableMeld | Meld, card: str, end: str | None, shape: Mel
     return below or above
 
 
-
-
 def _run_has_room(target: TableMeld | Meld, end: str | None, shape: MeldShape) -> bool:
     """Whether the run ``target`` has a place for one more card at ``end`` (either end when
     None): as :func:`~service.rules.melds.extend_meld` places cards."""
