@@ -63,6 +63,11 @@ class Tally:
     throttled: int = 0
     """Of those, the ones the service's rate limits refused (429): the client waits as long
     as the answer's ``Retry-After`` says and tries again, as a well-behaved client does."""
+    throttled_moves: int = 0
+    """Moves the service's per-seat rate limit refused (429; ``RUMMY_RATE_LIMITS``), each
+    sent again after its ``Retry-After``: not a move answered, so neither counted nor
+    timed, and not an error. Only a seat making more than the limit's 100 requests a second
+    meets it (one client alone on a fast machine)."""
     move_types: Counter[str] = field(default_factory=Counter)
     by_type: dict[str, list[float]] = field(default_factory=dict)
     """Seconds per counted legal move by its type; a move that ends the hand (scoring, the
@@ -84,6 +89,7 @@ class Tally:
         return {"latencies": self.latencies, "ok": self.ok, "refused": self.refused,
                 "errors": self.errors, "error_samples": self.error_samples,
                 "other_requests": self.other_requests, "throttled": self.throttled,
+                "throttled_moves": self.throttled_moves,
                 "move_types": dict(self.move_types),
                 "by_type": self.by_type,
                 "hands_ended": self.hands_ended, "games_created": self.games_created,
@@ -265,12 +271,20 @@ class Client:
         if self.rate is not None and self.pacer is None:
             self.pacer = Pacer(self.rate, time.time(), self.rng)
         due = self.pacer.advance() if self.pacer is not None else None
-        reply, counted = await self._send(self._conn(game, seat), "POST",
-                                          f"/v1/games/{game.game_id}/moves", move,
-                                          game.tokens[seat], due)
-        if reply is None:
-            return 0
         tally = self.moves
+        while True:
+            reply, counted = await self._send(self._conn(game, seat), "POST",
+                                              f"/v1/games/{game.game_id}/moves", move,
+                                              game.tokens[seat], due)
+            if reply is None:
+                return 0
+            if reply.status != 429:
+                break
+            # the seat's rate limit: the move was not applied; send it again once the
+            # answer's Retry-After has passed (open loop: still timed from when it was due)
+            if counted:
+                tally.throttled_moves += 1
+            await asyncio.sleep(reply.retry_after if reply.retry_after is not None else 1.0)
         if counted:
             tally.latencies.append(reply.seconds)
             tally.workers[reply.worker] += 1

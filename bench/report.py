@@ -41,6 +41,7 @@ def summarize(tallies: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
         "samples": samples,
         "other_requests": sum(t["other_requests"] for t in tallies),
         "throttled": sum(t.get("throttled", 0) for t in tallies),
+        "throttled_moves": sum(t.get("throttled_moves", 0) for t in tallies),
         "move_types": dict(types.most_common()),
         "hands_ended": sum(t["hands_ended"] for t in tallies),
         "games_created": sum(t["games_created"] for t in tallies),
@@ -73,6 +74,12 @@ def latency_of(seconds: list[float]) -> dict[str, float]:
             "p99_ms": _at(ordered, 0.99) * 1e3,
             "max_ms": (ordered[-1] if ordered else nan) * 1e3,
             "mean_ms": (sum(ordered) / len(ordered) if ordered else nan) * 1e3}
+
+
+def _throttled_moves(moves: dict[str, Any]) -> str:
+    return (f"  {moves['throttled_moves']} moves throttled by the per-seat rate limit (429: "
+            "not applied, sent again after Retry-After; neither counted nor timed, not "
+            "errors): a seat made more requests a second than RUMMY_RATE_LIMITS lets it")
 
 
 def _mark(ok: bool) -> str:
@@ -182,6 +189,8 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
                  f"{moves['other_requests']}"
                  + (f", {moves['throttled']} of them throttled (429, retried after "
                     "Retry-After)" if moves.get("throttled") else ""))
+    if moves.get("throttled_moves"):
+        lines.append(_throttled_moves(moves))
     lines.append("  move mix: " + ", ".join(f"{k} {v}" for k, v in moves["move_types"].items()))
     if moves.get("by_type"):
         lines.append("  moves by type (a move ending the hand counts as hand_end), ms: "
@@ -261,6 +270,8 @@ def render_rates(r: dict[str, Any]) -> tuple[str, bool]:
         if row.get("throttled"):
             lines.append(f"  ({row['throttled']} requests other than moves throttled: 429, "
                          "retried after Retry-After)")
+        if row.get("throttled_moves"):
+            lines.append(_throttled_moves(row))
         for sample in row["samples"]:
             lines.append(f"  ! {sample}")
     lines.append("")

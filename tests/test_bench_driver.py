@@ -286,6 +286,30 @@ def test_the_load_drivers_connection_reads_a_429s_retry_after(redis_url: str,
     assert second.retry_after is not None and 1 <= second.retry_after <= 60
 
 
+@pytest.mark.slow
+def test_a_move_the_seats_rate_limit_refuses_is_sent_again_not_counted_an_error(
+        redis_url: str, tmp_path: Path) -> None:
+    # one client alone, as fast as the answers come, against a limit of 5 requests a
+    # second per seat: its seats meet the limit, wait out Retry-After and go on playing
+    with served(tmp_path, redis_url, env={"RUMMY_RATE_LIMITS": "5/second"}) as server:
+        cfg = {"host": "127.0.0.1", "port": server.port, "measure_from": time.time() + 1.0,
+               "seconds": 3.0, "slot_seconds": 3.0, "warmup": 1.0, "games_per_client": 1,
+               "size": 0, "floor_port": None, "only": MOVES, "clients": 1,
+               "first_client": 0, "proc": 0, "seed": 2}
+        tallies = run_load(drive(cfg))
+    moves = tallies[MOVES]
+    assert moves.errors == 0, moves.error_samples
+    assert moves.throttled_moves > 0 and moves.ok > moves.throttled_moves
+    assert len(moves.latencies) == moves.ok + moves.refused
+    summary = summarize([moves.as_dict()], seconds=3.0)
+    assert summary["throttled_moves"] == moves.throttled_moves
+    results = _results(None)
+    results["moves"]["throttled_moves"] = moves.throttled_moves
+    text, _ = render(results)
+    assert f"{moves.throttled_moves} moves throttled by the per-seat rate limit" in text
+    assert "[ok  ] 0 errors" in text
+
+
 def test_the_report_shows_how_the_workers_shared_the_answers() -> None:
     tallies = [Tally(latencies=[0.004] * 3, ok=3, workers=Counter({"a": 2, "b": 1})).as_dict(),
                Tally(latencies=[0.004] * 5, ok=5, workers=Counter({"b": 5})).as_dict()]
