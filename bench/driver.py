@@ -132,6 +132,12 @@ class Schedule:
         return time.time() >= self.end
 
 
+async def wait_out(refusal: Reply) -> None:
+    """Wait as long as a ``429`` answer's ``Retry-After`` says (a second when it says
+    nothing) before sending again, as a well-behaved client does."""
+    await asyncio.sleep(refusal.retry_after if refusal.retry_after is not None else 1.0)
+
+
 class Pacer:
     """When an open-loop client's moves are due: the times of a Poisson process of ``rate``
     per second from ``start`` (the gaps between them drawn from an exponential law)."""
@@ -239,7 +245,7 @@ class Client:
         if reply.status == 429:
             if counted:
                 self.moves.throttled += 1
-            await asyncio.sleep(reply.retry_after if reply.retry_after is not None else 1.0)
+            await wait_out(reply)
             return None
         if reply.status >= 400:
             self.moves.error(f"{method} {path}: {reply.status} {reply.body[:200]!r}")
@@ -284,7 +290,7 @@ class Client:
             # answer's Retry-After has passed (open loop: still timed from when it was due)
             if counted:
                 tally.throttled_moves += 1
-            await asyncio.sleep(reply.retry_after if reply.retry_after is not None else 1.0)
+            await wait_out(reply)
         if counted:
             tally.latencies.append(reply.seconds)
             tally.workers[reply.worker] += 1
