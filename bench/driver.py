@@ -66,8 +66,9 @@ class Tally:
     throttled_moves: int = 0
     """Moves the service's per-seat rate limit refused (429; ``RUMMY_RATE_LIMITS``), each
     sent again after its ``Retry-After``: not a move answered, so neither counted nor
-    timed, and not an error. Only a seat making more than the limit's 100 requests a second
-    meets it (one client alone on a fast machine)."""
+    timed, and not an error. Only a seat making more requests a second than the limit lets
+    it (100 by default, as the benchmark's stack runs) meets it: one client alone on a fast
+    machine."""
     move_types: Counter[str] = field(default_factory=Counter)
     by_type: dict[str, list[float]] = field(default_factory=dict)
     """Seconds per counted legal move by its type; a move that ends the hand (scoring, the
