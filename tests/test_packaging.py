@@ -8,6 +8,7 @@ there is no REDIS_URL, its own redis-server), checked through /proc.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import re
@@ -147,6 +148,23 @@ def served(tmp_path: Path) -> Iterator[list[Served]]:
         one.kill_all()
 
 
+# --- The compiled engine (setup.py) ---------------------------------------------------------
+
+
+def test_the_rules_engine_is_compiled_where_there_is_a_c_compiler() -> None:
+    """setup.py compiles every module of ``service/rules`` but ``verify`` with mypyc, each
+    extension optional: a failed compile would leave the engine interpreted without a word.
+    Where a C compiler is on PATH (CI, a developer's machine, the image's build stage) the
+    engine under test is the compiled one, as the benchmark's figures say."""
+    if os.environ.get("RUMMY_COMPILE") == "0" or not (shutil.which("cc") or shutil.which("gcc")):
+        pytest.skip("no C compiler here (or RUMMY_COMPILE=0): the engine runs interpreted")
+    modules = sorted("service.rules" + ("" if p.stem == "__init__" else f".{p.stem}")
+                     for p in (ROOT / "service" / "rules").glob("*.py"))
+    files = {name: importlib.import_module(name).__file__ or "" for name in modules}
+    interpreted = sorted(name for name, file in files.items() if file.endswith(".py"))
+    assert interpreted == ["service.rules.verify"], files
+
+
 # --- Dockerfile ------------------------------------------------------------------------------
 
 
@@ -200,7 +218,8 @@ def test_dockerignore_keeps_the_build_inputs_and_drops_local_state() -> None:
         if line.strip() and not line.startswith("#")
     }
     assert {".git", ".venv", "data"} <= patterns
-    assert not patterns & {"*", "service", "pyproject.toml", "README.md", "!service"}
+    assert not patterns & {"*", "service", "pyproject.toml", "setup.py", "README.md",
+                           "!service"}
 
 
 # --- docker-compose.yml ----------------------------------------------------------------------

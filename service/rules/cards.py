@@ -51,7 +51,7 @@ class Card:
     suit: Suit | None = None
 
     @staticmethod
-    def parse(code: str) -> Card:
+    def parse(code: object) -> Card:
         """Parse a wire code (``"QS"``, ``"10H"``, ``"JK"``); raise :class:`CardError`."""
         return _parse(code)
 
@@ -74,7 +74,7 @@ class Card:
 
 
 @lru_cache(maxsize=256)
-def _parse(code: str) -> Card:
+def _parse(code: object) -> Card:
     if not isinstance(code, str):
         raise CardError(f"not a card code: {code!r}")
     if code == JOKER:
@@ -86,7 +86,7 @@ def _parse(code: str) -> Card:
     return Card(RANKS.index(code[0]) + 1, Suit(code[1]))
 
 
-def canonical(code: str) -> str:
+def canonical(code: object) -> str:
     """The canonical code of ``code`` (``"10H"`` → ``"TH"``); raise :class:`CardError`."""
     return str(_parse(code))
 

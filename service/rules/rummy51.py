@@ -640,7 +640,7 @@ class Rummy51Rules(VariantRules):
 
     # -- the end of a hand and of the match ----------------------------------------------
 
-    score_needs = ("opened", "all_at_once", "final_discard")
+    score_needs: tuple[str, ...] = ("opened", "all_at_once", "final_discard")
 
     def hand_end(self, turn: Turn, went_out: int | None) -> scoring.HandEnd:
         end = super().hand_end(turn, went_out)
@@ -767,7 +767,7 @@ class Lebanese14Rules(Rummy51Rules):
                                 N_("after this, {points} points could no longer be put down "
                                    "this turn"), points=self.discard_draw_points)
 
-    score_needs = ("opened", "all_at_once", "jokers_used")
+    score_needs: tuple[str, ...] = ("opened", "all_at_once", "jokers_used")
 
     def penalties(self, end: scoring.HandEnd, counts: list[scoring.Number]
                   ) -> list[scoring.Number]:

@@ -17,6 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+COMPILED = not __file__.endswith(".py")
+"""Whether this module runs compiled by mypyc (``setup.py``), not from its source."""
+
 _ATOMS = (str, int, float, bool, type(None))
 
 
@@ -209,9 +212,7 @@ class GameState:
     def to_compact(self) -> dict[str, Any]:
         """:meth:`to_dict` with card lists packed into strings and melds as arrays, for
         storage (values are shared with the state, not copied: encode it at once)."""
-        out = dict(self.__dict__)
-        if len(out) != len(_FIELDS):  # another attribute was set on it: the fields only
-            out = {name: getattr(self, name) for name in _FIELDS}
+        out = self._values()
         out["hands"] = [_pack(h) for h in self.hands]
         out["stock"] = _pack(self.stock)
         out["discard"] = _pack(self.discard)
@@ -237,8 +238,7 @@ class GameState:
     def copy(self) -> GameState:
         """A deep copy (lists are copied; cards are immutable strings; the rules, players
         and arranged deals are never changed in place and are shared)."""
-        new = object.__new__(GameState)
-        values = dict(self.__dict__)
+        values = self._values()
         values.update(
             hands=[list(h) for h in self.hands], stock=list(self.stock),
             discard=list(self.discard),
@@ -249,8 +249,21 @@ class GameState:
             winners=list(self.winners), tabled=list(self.tabled), melded=list(self.melded),
             out_of_match=list(self.out_of_match), var=_copy_var(self.var),
         )
+        if COMPILED:
+            return GameState(**values)
+        new = object.__new__(GameState)  # no __init__: the values are the fields' already
         new.__dict__.update(values)
         return new
+
+    def _values(self) -> dict[str, Any]:
+        """The fields' values by name (shared, not copied). Compiled, the state has no
+        ``__dict__`` and no attribute but its fields; interpreted, its ``__dict__`` is the
+        quick way to them, unless another attribute was set on it."""
+        if not COMPILED:
+            values = dict(self.__dict__)
+            if len(values) == len(_FIELDS):
+                return values
+        return {name: getattr(self, name) for name in _FIELDS}
 
     def reset_turn(self) -> None:
         """Forget the facts of the turn that ended."""
