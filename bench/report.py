@@ -115,11 +115,15 @@ def cpu_quotients(moves_ms: dict[str, float], ceiling_ms: dict[str, float]
 
 
 def server_line(s: dict[str, Any]) -> str:
-    """How the service ran: its gunicorn settings and its Redis."""
+    """How the service ran: its gunicorn settings, its Redis, and whether its rules engine
+    ran compiled (setup.py)."""
     pinned = ", each kept to a CPU of its own" if s.get("pinned") else ""
     sockets = ", each listening on a socket of its own" if s.get("reuse_port") else ""
+    compiled = s.get("engine_compiled")
+    engine = "" if compiled is None else "; rules engine " + (
+        "compiled (mypyc)" if compiled else "interpreted (no C compiler, or RUMMY_COMPILE=0)")
     return (f"server: gunicorn {s['worker_class']}, {s['workers']} workers x "
-            f"{s['threads']} threads{pinned}{sockets}; redis-server {s['redis']}")
+            f"{s['threads']} threads{pinned}{sockets}; redis-server {s['redis']}{engine}")
 
 
 def render(r: dict[str, Any]) -> tuple[str, bool]:

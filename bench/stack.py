@@ -138,14 +138,15 @@ class Stack:
     def settings(self) -> dict[str, Any]:
         """The gunicorn settings the service runs with (read from its config module)."""
         env = self._env()
-        code = ("import service.gunicorn_conf as c; "
+        code = ("import service.gunicorn_conf as c, service.rules.state as s; "
                 "print(c.worker_class, c.workers, c.threads, c.keepalive, "
-                "c.pinned_cpus(c.workers) is not None, c.reuse_port)")
+                "c.pinned_cpus(c.workers) is not None, c.reuse_port, s.COMPILED)")
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, check=True).stdout.split()
         return {"worker_class": out[0], "workers": out[1], "threads": out[2],
                 "keepalive": out[3], "pinned": out[4] == "True", "reuse_port": out[5] == "True",
-                "redis": f"AOF on, appendfsync {APPENDFSYNC}"}
+                "redis": f"AOF on, appendfsync {APPENDFSYNC}",
+                "engine_compiled": out[6] == "True"}
 
     def stop(self) -> None:
         for server in (self.server, self.floor_server):

@@ -97,6 +97,20 @@ def test_the_report_shows_the_floor_when_it_was_measured() -> None:
     assert "floor" not in without and "moves and ceiling alternate" in without
 
 
+def test_the_report_says_whether_the_rules_engine_ran_compiled() -> None:
+    lines = {}
+    for compiled in (True, False, None):
+        r = _results(None)
+        if compiled is not None:
+            r["server"]["engine_compiled"] = compiled
+        lines[compiled] = next(line for line in render(r)[0].splitlines()
+                               if line.startswith("server:"))
+    assert lines[True].endswith("; rules engine compiled (mypyc)")
+    assert lines[False].endswith("; rules engine interpreted (no C compiler, or "
+                                 "RUMMY_COMPILE=0)")
+    assert "engine" not in lines[None]  # a report of a run that did not say
+
+
 def test_the_report_says_what_throughput_the_p99_budget_needs_at_the_tail_measured() -> None:
     # moves: 90 at 10 ms and 10 at 30 ms in 1 s -> mean 12 ms, p99 30 ms = 2.5 x the mean;
     # a 20 ms p99 at that tail is a mean of 8 ms: 16 clients / 8 ms = 2000 moves/s
