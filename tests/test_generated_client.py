@@ -1,7 +1,8 @@
 """A real generated client (issue 10): ``openapi-python-client`` builds a Python client from
 the committed ``openapi/openapi.json``, and a tiny bot plays a complete game of every
 variant through it against ``rummy-referee serve``, choosing each move from
-``GET …/legal-moves``. The README's "Write a bot in 30 lines" runs against the same server.
+``GET …/legal-moves``. The bot that ships, ``examples/bot.py`` (shown in the README), runs
+against the same server with nothing but the standard library.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 import requests
+import serving
 from test_serve_e2e import Server
 
 from service.redis_server import RedisServer
@@ -161,7 +163,9 @@ def test_the_generated_client_plays_a_complete_game(
 
 
 # ---------------------------------------------------------------------------------------
-# The README's bot
+# The bot that ships (examples/bot.py), shown in the README
+
+BOT = ROOT / "examples" / "bot.py"
 
 
 def readme_bot() -> str:
@@ -172,20 +176,47 @@ def readme_bot() -> str:
     return block.group(1)
 
 
-def test_the_readme_bot_is_at_most_30_lines_and_uses_only_requests() -> None:
-    code = readme_bot()
-    assert len(code.splitlines()) <= 30
-    imports = re.findall(r"^(?:import|from) (\w+)", code, re.M)
-    assert set(imports) <= {"requests", "sys", "time"}, imports
-    assert "legal-moves" in code
+def test_the_readme_shows_the_bot_that_ships() -> None:
+    assert readme_bot() == BOT.read_text()
 
 
-def test_the_readme_bot_plays_a_whole_basic_game(served: Server, tmp_path: Path) -> None:
-    script = tmp_path / "bot.py"
-    script.write_text(readme_bot())
-    done = subprocess.run([sys.executable, str(script), served.base_url], cwd=tmp_path,
+def test_the_bot_is_short_and_needs_only_the_standard_library() -> None:
+    code = BOT.read_text()
+    assert len(code.splitlines()) <= 40
+    imports = set(re.findall(r"^(?:import|from) (\w+)", code, re.M))
+    assert imports and imports <= sys.stdlib_module_names, imports - sys.stdlib_module_names
+    assert "legal-moves" in code and "Retry-After" in code
+
+
+def run_bot(base_url: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python3 examples/bot.py BASE`` as on a fresh machine: isolated mode and no site
+    directory, so nothing installed in this venv (``requests`` …) is importable."""
+    return subprocess.run([sys.executable, "-I", "-S", str(BOT), base_url], cwd=cwd,
                           capture_output=True, text=True, timeout=300, check=False,
                           env={k: v for k, v in os.environ.items() if k != "BASE"})
+
+
+def test_the_bot_plays_a_whole_basic_game(served: Server, tmp_path: Path) -> None:
+    done = run_bot(served.base_url, tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     last = done.stdout.strip().splitlines()[-1]
     assert last.startswith("finished "), last
+
+
+def _answers_with_status(base_url: str, status: int) -> float:
+    """How many answers of ``status`` the served app counted (its Prometheus metrics)."""
+    text = requests.get(f"{base_url}/metrics", timeout=10).text
+    found = re.findall(rf'^rummy_http_requests_total\{{[^}}]*status="{status}"[^}}]*\}} (\S+)$',
+                       text, re.M)
+    return sum(float(n) for n in found)
+
+
+def test_the_bot_waits_out_its_rate_limit(redis_server: RedisServer, tmp_path: Path) -> None:
+    """A seat limited to 10 requests a second meets 429s; the bot waits each one out
+    (``Retry-After``) and still plays the game to its end."""
+    with serving.served(tmp_path, redis_server.url, workers=1,
+                        env={"RUMMY_RATE_LIMITS": "10/second"}) as server:
+        done = run_bot(server.base_url, tmp_path)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        assert done.stdout.strip().splitlines()[-1].startswith("finished "), done.stdout
+        assert _answers_with_status(server.base_url, 429) > 0
