@@ -1,7 +1,7 @@
 # The rummy-referee API under gunicorn. Redis is not in the image: set REDIS_URL
 # (docker-compose.yml does, and starts a Redis with AOF persistence beside it).
 
-# --- build: a venv with the project installed the way the README says (pip install .) ---
+# --- build: a venv with the project installed as dev.py installs it (pip install .) ---
 # The full image, for its C compiler: setup.py compiles the rules engine with mypyc. The
 # runtime stage below is the slim image of the same Python and Debian release.
 FROM python:3.11 AS build

@@ -3,7 +3,7 @@
 
     python3 dev.py serve   # installs into .venv, serves on http://127.0.0.1:8000
     python3 dev.py test    # installs into .venv, runs ruff, mypy --strict and the tests
-    python3 dev.py bench   # installs into .venv, runs the benchmark (README "Performance")
+    python3 dev.py bench   # installs into .venv, runs the benchmark (bench/README.md)
 
 Everything is installed into ``.venv`` beside this file (created on first use and refreshed
 when ``pyproject.toml``, ``setup.py`` or a source of the rules engine changes: with a C

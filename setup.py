@@ -4,7 +4,7 @@ engine (``service/rules``) compiled with mypyc.
 mypyc compiles the engine's type-annotated modules (``mypy --strict`` clean) to C extension
 modules. The engine is the same code either way; compiled, its own steps run about a
 quarter faster (the meld search, ``legal_moves``, ``apply``), and a move costs about 4% fewer
-instructions in all (README, "Performance").
+instructions in all (bench/README.md).
 
 - With a C compiler (the image's build stage, CI, a developer's machine) every module of
   ``service/rules`` but those in ``INTERPRETED`` is compiled; ``pip install -e .`` puts the

@@ -1,11 +1,11 @@
 """The benchmark of the referee (``python3 dev.py bench``, or ``python -m bench``).
 
-One command starts its own redis-server and the real service under gunicorn (the README's
-production settings, plus ``RUMMY_BENCHMARK=1`` for the ceiling endpoint), drives it from
-separate processes with many concurrent games of every variant, measures the stack's
-ceiling and the floor of a bare Flask route in the same run, adds in-process engine
-figures and Redis memory per game and per logged move, and prints a report (``--json
-PATH`` writes it for machines).
+One command starts its own redis-server and the real service under gunicorn (the
+production settings of docs/operations.md, plus ``RUMMY_BENCHMARK=1`` for the ceiling
+endpoint), drives it from separate processes with many concurrent games of every variant,
+measures the stack's ceiling and the floor of a bare Flask route in the same run, adds
+in-process engine figures and Redis memory per game and per logged move, and prints a
+report (``--json PATH`` writes it for machines).
 
 Modules: :mod:`bench.stack` (the servers), :mod:`bench.driver` (the load processes),
 :mod:`bench.http` (a lean HTTP/1.1 keep-alive client), :mod:`bench.player` (how a client

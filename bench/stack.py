@@ -2,8 +2,8 @@
 
 Redis runs from :class:`service.redis_server.RedisServer` in a temporary directory with AOF
 on and ``appendfsync everysec`` (as docker-compose runs it; ``rummy-referee serve``'s
-embedded Redis fsyncs every write instead). The service is started the way the README says
-production runs it: ``rummy-referee serve`` (gunicorn, gthread workers, the settings of
+embedded Redis fsyncs every write instead). The service is started the way docs/operations.md
+says production runs it: ``rummy-referee serve`` (gunicorn, gthread workers, the settings of
 ``service/gunicorn_conf.py``: no gunicorn access line, ``RUMMY_WORKERS`` = CPUs,
 ``RUMMY_THREADS`` = 4 unless the environment says otherwise) with ``REDIS_URL`` set and
 ``RUMMY_BENCHMARK=1`` for the ceiling endpoint. With ``floor=True`` a second gunicorn,

@@ -61,7 +61,7 @@ def own_redis(redis_server: RedisServer, tmp_path: Path,
     With ``everysec`` its data lives on tmpfs where there is one: a busy disk makes Redis
     postpone its AOF ``write()`` while a background fsync lags (up to 2 s) and still answer
     writes, which a SIGKILL then loses — a property of the disk under load, measured in
-    README's reliability section, not of the service; ``always`` keeps the real disk."""
+    docs/operations.md's reliability section, not of the service; ``always`` keeps the real disk."""
     shm = Path("/dev/shm")
     data = (Path(tempfile.mkdtemp(prefix="rummy-aof-", dir=shm))
             if appendfsync == "everysec" and shm.is_dir() else tmp_path / "redis")
