@@ -36,8 +36,9 @@ OPENAPI_INFO: dict[str, Any] = {
     "description": (
         "The referee for Rummy as a web service: validates proposed moves against the rules "
         "of each variant, applies legal ones atomically, and keeps score. Rule ids (e.g. "
-        "`C-STOCK`, `BASIC-RUMMY`) refer to the rules reference; every refusal is "
-        "`application/problem+json` with a stable `code` and the `rule` it enforces."
+        "`C-STOCK`, `BASIC-RUMMY`) refer to the rules reference, `docs/rules.md` in the "
+        "project's repository; every refusal is `application/problem+json` with a stable "
+        "`code` and the `rule` it enforces."
     ),
 }
 

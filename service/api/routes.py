@@ -1,4 +1,4 @@
-"""HTTP routes: parse, authenticate, call the referee, answer (API.md).
+"""HTTP routes: parse, authenticate, call the referee, answer (docs/api.md).
 
 Views are thin: schemas parse and validate bodies (400 names each bad field), the
 :class:`~service.referee.Referee` does the work, errors become problem+json in
@@ -159,7 +159,7 @@ class ApiBlueprint(Blueprint):
 
 
 blp = ApiBlueprint("games", __name__, url_prefix="/v1",
-                   description="Games, moves and variants (API.md).")
+                   description="Games, moves and variants (docs/api.md).")
 
 SEAT_ONLY = {"games.Me", "games.Moves", "games.LegalMoves"}
 

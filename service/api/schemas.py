@@ -334,7 +334,7 @@ class LayOffSpecSchema(StrictSchema):
 
 
 class MoveSchema(StrictSchema):
-    """A proposed move; which fields it needs depends on ``type`` (API.md "Moves")."""
+    """A proposed move; which fields it needs depends on ``type`` (docs/api.md "Moves")."""
 
     type = fields.String(required=True, validate=validate.OneOf(MOVE_TYPES))
     source = fields.String(validate=validate.OneOf(["stock", "discard"]),
@@ -446,7 +446,7 @@ class FieldErrorSchema(ma.Schema):
 
 class ReasonSchema(ma.Schema):
     code = fields.String(required=True, metadata={"description": "machine-readable"})
-    rule = fields.String(required=True, metadata={"description": "the rule id (RULES.md)"})
+    rule = fields.String(required=True, metadata={"description": "the rule id (docs/rules.md)"})
     detail = fields.String(required=True, metadata={
         "description": "for people, in the language Accept-Language asks for (da, pt, sv, "
                        "cs; else English)"})
@@ -461,8 +461,8 @@ class ProblemSchema(ma.Schema):
     detail = fields.String(required=True)
     code = fields.String(metadata={"description": "stable machine-readable code",
                                    "enum": [c.value for c in Code] + ["MALFORMED_REQUEST"]})
-    rule = fields.String(metadata={"description": "RULES.md id of the rule that forbids the "
-                                                  "move"})
+    rule = fields.String(metadata={"description": "id of the rule that forbids the move "
+                                                  "(docs/rules.md)"})
     errors = fields.List(fields.Nested(FieldErrorSchema),
                          metadata={"description": "400: each bad field"})
     reasons = fields.List(fields.Nested(ReasonSchema),
