@@ -206,3 +206,87 @@ def test_log_records_keep_the_process_id_gunicorn_shows(client: FlaskClient) -> 
     assert record.process == os.getpid()
     line = logging.Formatter("[%(process)d] [%(levelname)s] %(message)s").format(record)
     assert line == f"[{os.getpid()}] [INFO] Worker exiting"
+
+
+def _series(text: str) -> set[str]:
+    """The series of the service's metrics in a ``/metrics`` answer: name and labels."""
+    return {line.rsplit(" ", 1)[0] for line in text.splitlines() if line.startswith("rummy_")}
+
+
+def test_invented_methods_paths_and_bodies_add_a_bounded_number_of_series(
+        client: FlaskClient) -> None:
+    """Every label has a bounded set of values: a method the service does not know is
+    counted as ``other``, a path no route matches as the one route ``other``, and a move
+    type or variant no one knows makes no series of its own. Two floods of different
+    invented values therefore leave the same series behind, and none names what was
+    invented."""
+    game = client.post("/v1/games", json={"variant": "basic", "players": ["a", "b"]}
+                       ).get_json()
+    gid = game["game_id"]
+    auth = {"Authorization": f"Bearer {game['seats'][0]['token']}"}
+    before = _series(client.get("/metrics").get_data(as_text=True))
+
+    def flood(tag: str) -> None:
+        for i in range(60):
+            invented = f"Q{tag}{i}Z"
+            assert client.open("/v1/variants", method=invented).status_code == 405
+            assert client.open(f"/v1/games/{gid}/me", method=invented,
+                               headers=auth).status_code == 405
+            assert client.get(f"/{invented}/{i}").status_code == 404
+            assert client.open(f"/v1/{invented}", method=invented).status_code in (404, 405)
+            assert client.post(f"/v1/games/{gid}/moves", json={"type": invented},
+                               headers=auth).status_code == 400
+            assert client.post("/v1/games", json={"variant": invented,
+                                                  "players": ["a", "b"]}).status_code == 400
+
+    flood("a")
+    first_text = client.get("/metrics").get_data(as_text=True)
+    first = _series(first_text)
+    flood("b")
+    second_text = client.get("/metrics").get_data(as_text=True)
+    second = _series(second_text)
+    assert second == first, sorted(second - first)[:10]
+    assert len(second - before) <= 60, len(second - before)
+    for text in (first_text, second_text):
+        assert not re.search(r"Q[ab]\d+Z", text, re.IGNORECASE)
+    assert _metric(second_text, "rummy_http_requests_total", route="other", method="GET",
+                   status="404") >= 120
+    assert _metric(second_text, "rummy_http_requests_total", route="other",
+                   method="other", status="405") >= 240
+
+
+def test_every_labelled_metric_keeps_its_labels_to_their_known_values() -> None:
+    """What a label is given outside its known set is counted as ``other``, whatever calls
+    the metric: a variant, move type or verdict no one knows, a store error kind that is
+    not one of the store's errors, a method or status out of HTTP's."""
+    from prometheus_client import REGISTRY
+
+    from service.api import observe
+
+    def value(name: str, **labels: str) -> float:
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    moves = {"variant": "other", "type": "other", "verdict": "other"}
+    before = value("rummy_moves_total", **moves)
+    observe.move_seen("no-such-variant", "fly", "BOGUS")
+    assert value("rummy_moves_total", **moves) == before + 1
+    assert value("rummy_moves_total", variant="no-such-variant", type="fly",
+                 verdict="BOGUS") == 0
+    kept = {"variant": "rummy51", "type": "meld", "verdict": "OPENING_TOO_LOW"}
+    before = value("rummy_moves_total", **kept)
+    observe.move_seen("rummy51", "meld", "OPENING_TOO_LOW")
+    assert value("rummy_moves_total", **kept) == before + 1
+    for metric, name in ((observe.GAMES_CREATED, "rummy_games_created_total"),
+                         (observe.GAMES_FINISHED, "rummy_games_finished_total")):
+        before = value(name, variant="other")
+        metric.labels("gin-deluxe").inc()
+        assert value(name, variant="other") == before + 1
+    before = value("rummy_store_errors_total", kind="other")
+    observe.STORE_ERRORS.labels("KeyError").inc()
+    observe.STORE_ERRORS.labels("StoreUnavailable").inc()
+    assert value("rummy_store_errors_total", kind="other") == before + 1
+    assert value("rummy_store_errors_total", kind="StoreUnavailable") >= 1
+    before = value("rummy_http_requests_total", route="/x", method="other", status="other")
+    observe.REQUESTS("/x", "BREW", "999").inc()
+    assert value("rummy_http_requests_total", route="/x", method="other",
+                 status="other") == before + 1

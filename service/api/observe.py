@@ -3,6 +3,11 @@ Prometheus metrics at ``/metrics`` (multiprocess mode under gunicorn).
 
 No log line holds a card: requests are logged by method, route, status, duration, game id
 and request id only, never their bodies or answers.
+
+Every label of every metric takes its values from a bounded set (:class:`Bounded`): the
+app's routes, HTTP's methods and statuses, the variants, move types and refusal codes, the
+store's error kinds; anything else is counted as ``other`` (a path no route matches is the
+route ``other``), so no request can add series to ``/metrics``.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import orjson
@@ -28,44 +34,96 @@ from prometheus_client import (
 )
 from prometheus_client.metrics import MetricWrapperBase
 
+from service.rules import VARIANTS, Code
+from service.rules.moves import MOVE_TYPES
+from service.store import StoreError
+
 M = TypeVar("M", bound=MetricWrapperBase)
 
 REQUEST_ID = "X-Request-ID"
 _ID_RE = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
 
-REQUESTS = Counter("rummy_http_requests_total", "HTTP requests by route, method and status",
-                   ["route", "method", "status"])
-LATENCY = Histogram("rummy_http_request_duration_seconds", "HTTP request latency by route",
-                    ["route", "method"],
-                    buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
-MOVES = Counter("rummy_moves_total", "Proposed moves by variant, type and verdict (legal or "
-                "the refusal code)", ["variant", "type", "verdict"])
-GAMES_CREATED = Counter("rummy_games_created_total", "Games created", ["variant"])
-GAMES_FINISHED = Counter("rummy_games_finished_total", "Matches finished", ["variant"])
-STORE_ERRORS = Counter("rummy_store_errors_total", "Store errors by kind", ["kind"])
+OTHER = "other"
+"""The value a label takes for anything outside its known set: an HTTP method the service
+does not know, a path no route matches, a variant or move type no one knows. Every label of
+every metric has a bounded set of values, so no request can add series to ``/metrics``."""
 
-log = logging.getLogger("service.access")
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE",
+                     "CONNECT"})
+"""The HTTP methods a ``method`` label names (RFC 9110's and PATCH); any other token a
+server accepts is counted as :data:`OTHER`."""
+STATUSES = frozenset(str(code) for code in range(100, 600))
+VARIANT_IDS = frozenset(VARIANTS)
+MOVE_KINDS = frozenset(MOVE_TYPES)
+VERDICTS = frozenset({"legal", *(code.value for code in Code)})
+"""A move's verdict: legal, or the code it was refused with."""
 
 
-class _Children(Generic[M]):
-    """A labelled metric's children by their label values, looked up in a dict of its own:
+def _store_error_kinds() -> frozenset[str]:
+    """The names of the store's error classes (what ``rummy_store_errors_total`` counts)."""
+    kinds, todo = set(), [StoreError]
+    while todo:
+        kind = todo.pop()
+        kinds.add(kind.__name__)
+        todo.extend(kind.__subclasses__())
+    return frozenset(kinds)
+
+
+Known = frozenset[str] | Callable[[], frozenset[str]] | None
+"""The values a label may take: a set, a function giving it (read at first use of each
+value), or None for a label the service fills from a set of its own (a route's rule)."""
+
+
+class Bounded(Generic[M]):
+    """A labelled metric whose label values are each kept to a known set (anything else is
+    counted as :data:`OTHER`), and whose children are looked up in a dict of its own:
     prometheus-client's ``labels()`` checks the names, turns every value into text and takes
     a lock on each call, for every request. A child is the one ``labels()`` gives (made
     once, at first use); in multiprocess mode it writes to the file of the process using
-    it."""
+    it. The dict holds at most one child per combination of known values."""
 
-    def __init__(self, metric: M) -> None:
-        self._metric = metric
-        self._known: dict[tuple[str, ...], M] = {}
+    def __init__(self, metric: M, *known: Known) -> None:
+        self.metric = metric
+        self._known_values = known
+        self._children: dict[tuple[str, ...], M] = {}
 
-    def __call__(self, *values: str) -> M:
-        child = self._known.get(values)
+    def _value(self, i: int, value: str) -> str:
+        known = self._known_values[i]
+        if known is None:
+            return value
+        allowed = known() if callable(known) else known
+        return value if value in allowed else OTHER
+
+    def labels(self, *values: str) -> M:
+        child = self._children.get(values)
         if child is None:
-            child = self._known[values] = self._metric.labels(*values)
+            bounded = tuple(self._value(i, v) for i, v in enumerate(values))
+            child = self._children.get(bounded)
+            if child is None:
+                child = self._children[bounded] = self.metric.labels(*bounded)
         return child
 
+    __call__ = labels
 
-_REQUESTS, _LATENCY, _MOVES = _Children(REQUESTS), _Children(LATENCY), _Children(MOVES)
+
+REQUESTS = Bounded(Counter("rummy_http_requests_total",
+                           "HTTP requests by route, method and status",
+                           ["route", "method", "status"]), None, METHODS, STATUSES)
+LATENCY = Bounded(Histogram("rummy_http_request_duration_seconds",
+                            "HTTP request latency by route", ["route", "method"],
+                            buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5,
+                                     1, 2.5)), None, METHODS)
+MOVES = Bounded(Counter("rummy_moves_total", "Proposed moves by variant, type and verdict "
+                        "(legal or the refusal code)", ["variant", "type", "verdict"]),
+                VARIANT_IDS, MOVE_KINDS, VERDICTS)
+GAMES_CREATED = Bounded(Counter("rummy_games_created_total", "Games created", ["variant"]),
+                        VARIANT_IDS)
+GAMES_FINISHED = Bounded(Counter("rummy_games_finished_total", "Matches finished",
+                                 ["variant"]), VARIANT_IDS)
+STORE_ERRORS = Bounded(Counter("rummy_store_errors_total", "Store errors by kind", ["kind"]),
+                       _store_error_kinds)
+
+log = logging.getLogger("service.access")
 
 
 class JsonFormatter(logging.Formatter):
@@ -157,7 +215,7 @@ os.register_at_fork(after_in_child=_new_ids)  # a forked worker draws a prefix o
 
 def _route() -> str:
     rule = request.url_rule
-    return rule.rule if rule is not None else "(unmatched)"
+    return rule.rule if rule is not None else OTHER
 
 
 def install(app: Flask, metrics: bool) -> None:
@@ -176,8 +234,8 @@ def install(app: Flask, metrics: bool) -> None:
         elapsed = time.perf_counter() - g.get("started", time.perf_counter())
         route = _route()
         if metrics and route != "/metrics":
-            _REQUESTS(route, request.method, str(response.status_code)).inc()
-            _LATENCY(route, request.method).observe(elapsed)
+            REQUESTS(route, request.method, str(response.status_code)).inc()
+            LATENCY(route, request.method).observe(elapsed)
         view_args = request.view_args or {}
         log.info("request", extra={
             "method": request.method, "route": route, "path": request.path,
@@ -198,4 +256,4 @@ def install(app: Flask, metrics: bool) -> None:
 
 
 def move_seen(variant: str, move_type: str, verdict: str) -> None:
-    _MOVES(variant, move_type, verdict).inc()
+    MOVES(variant, move_type, verdict).inc()
