@@ -320,7 +320,8 @@ class Settings:
         default=15.0, metadata=_env("RUMMY_SSE_HEARTBEAT_SECONDS", _positive_float)
     )
 
-    #: RUMMY_RATE_LIMITS: limits per caller (a seat token, else the client address) on every
+    #: RUMMY_RATE_LIMITS: limits per caller (a seat whose token the worker has verified,
+    #: else the client address: an unverified token earns no allowance of its own) on every
     #: endpoint, ``;``-separated (e.g. ``100/second;3000/minute``), or ``off``. All of a
     #: caller's limits are counted in one Redis script call (for a seat on its own game, in
     #: the call that loads the game).

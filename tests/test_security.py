@@ -127,22 +127,28 @@ def _seat_app(redis_url: str, limit: str = "5/minute") -> FlaskClient:
                                create_rate_limits=())).test_client()
 
 
-def test_a_seat_on_its_own_game_shares_one_budget_across_endpoints(redis_url: str) -> None:
-    """A seat's requests on its own game are counted by the load of the game, the others in a
-    round trip of their own: one budget all the same, including requests refused early (a
-    malformed move) and requests on the seat's game from another worker."""
+def test_a_verified_seat_has_one_budget_across_endpoints_and_workers(redis_url: str) -> None:
+    """A seat whose token a worker has verified counts against the seat, on every endpoint
+    (on its own game in the load of the game, elsewhere in a round trip of its own): one
+    budget all the same, including requests refused early (a malformed move) and requests
+    from another worker. A worker's first request of a seat counts against the address,
+    which keeps a budget of its own."""
     client = _seat_app(redis_url)
-    game = _game(client)
+    game = _game(client)  # the address: 1
     gid, token = game["game_id"], game["seats"][0]["token"]
     auth = {"Authorization": f"Bearer {token}"}
-    assert client.get(f"/v1/games/{gid}/me", headers=auth).status_code == 200
-    assert client.get(f"/v1/games/{gid}/legal-moves", headers=auth).status_code == 200
+    assert client.get(f"/v1/games/{gid}/me", headers=auth).status_code == 200  # address: 2
+    assert client.get(f"/v1/games/{gid}/legal-moves", headers=auth).status_code == 200  # 1
     assert client.post(f"/v1/games/{gid}/moves", json={"type": "fly"},
-                       headers=auth).status_code == 400  # counted as it leaves
-    assert client.get("/v1/variants", headers=auth).status_code == 200  # same caller
+                       headers=auth).status_code == 400  # 2, counted as it leaves
+    assert client.get("/v1/variants", headers=auth).status_code == 200  # 3
     other_worker = _seat_app(redis_url)
+    assert other_worker.get(f"/v1/games/{gid}/me",
+                            headers=auth).status_code == 200  # address: 3
+    assert other_worker.get(f"/v1/games/{gid}/legal-moves",
+                            headers=auth).status_code == 200  # 4
     assert other_worker.post(f"/v1/games/{gid}/moves", json={"type": "draw", "source": "stock"},
-                             headers=auth).status_code == 200
+                             headers=auth).status_code == 200  # 5
     refused = client.get(f"/v1/games/{gid}/me", headers=auth)
     assert refused.status_code == 429
     assert refused.content_type == "application/problem+json"
@@ -152,9 +158,51 @@ def test_a_seat_on_its_own_game_shares_one_budget_across_endpoints(redis_url: st
                                     json={"type": "discard", "card": "AS"}, headers=auth),
                   other_worker.get("/v1/variants", headers=auth)):
         assert reply.status_code == 429
-    # nothing was applied by the refused move; the other seat has a budget of its own
+    # nothing was applied by the refused move; the other seat (verified by the game this
+    # worker holds) and the address have budgets of their own
     bo = {"Authorization": f"Bearer {game['seats'][1]['token']}"}
-    assert client.get(f"/v1/games/{gid}/me", headers=bo).get_json()["version"] == 1
+    assert client.get(f"/v1/games/{gid}/me", headers=bo).get_json()["version"] == 1  # Bo: 1
+    assert [client.get("/v1/variants").status_code for _ in range(3)] == [200, 200, 429]
+    assert client.get(f"/v1/games/{gid}/legal-moves", headers=bo).status_code == 200  # Bo: 2
+
+
+def _random_tokens(gid: str) -> Iterator[str]:
+    """Bearer tokens no one was given: of the game (each seat), of no game, malformed."""
+    while True:
+        secret = uuid.uuid4().hex
+        yield from (f"{gid}.0.{secret}", f"{gid}.1.{secret}", f"nosuchgame.0.{secret}",
+                    f"{secret}", f"{gid}.x.{secret}", f"{gid}.0.{secret}.{secret}")
+
+
+def test_a_new_token_on_each_request_earns_no_fresh_allowance(redis_url: str) -> None:
+    """A token the service has not verified is counted against the client address: a new
+    random one on each request is still one caller, on every endpoint, and once over the
+    limit it is refused by every worker. A seat the worker has verified keeps its own
+    budget, even from that address."""
+    client = _seat_app(redis_url)
+    game = _game(client)
+    gid = game["game_id"]
+    ana = {"Authorization": f"Bearer {game['seats'][0]['token']}"}
+    assert client.get(f"/v1/games/{gid}/me", headers=ana).status_code == 200  # verified
+    paths = [("GET", "/v1/variants"), ("GET", f"/v1/games/{gid}/me"),
+             ("GET", f"/v1/games/{gid}/legal-moves"), ("POST", f"/v1/games/{gid}/moves"),
+             ("GET", f"/v1/games/{gid}/events"), ("GET", f"/v1/games/{gid}")]
+    flood = {"REMOTE_ADDR": "10.9.8.7"}
+    tokens = _random_tokens(gid)
+    statuses = []
+    for i in range(60):
+        method, path = paths[i % len(paths)]
+        reply = client.open(path, method=method, environ_base=flood,
+                            json={"type": "draw", "source": "stock"} if method == "POST"
+                            else None, headers={"Authorization": f"Bearer {next(tokens)}"})
+        statuses.append(reply.status_code)
+    assert 429 not in statuses[:5], statuses
+    assert statuses[5:] == [429] * 55, statuses
+    other_worker = _seat_app(redis_url)
+    assert other_worker.get(f"/v1/games/{gid}", environ_base=flood).status_code == 429
+    assert client.get(f"/v1/games/{gid}/me", headers=ana,
+                      environ_base=flood).get_json()["version"] == 0
+    assert client.get(f"/v1/games/{gid}").get_json()["version"] == 0  # nothing applied
 
 
 def test_requests_on_an_unknown_game_use_up_the_budget_too(redis_url: str) -> None:

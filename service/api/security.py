@@ -2,21 +2,34 @@
 one server, the cluster or the Sentinel-managed primary, as configured) and optional API
 keys for creating games.
 
-Rate limits count per caller: a seat token (hashed) when the request carries one, else the
-client address. ``RUMMY_RATE_LIMITS`` applies to every endpoint; ``RUMMY_CREATE_RATE_LIMITS``
+``RUMMY_RATE_LIMITS`` applies to every endpoint, per caller; ``RUMMY_CREATE_RATE_LIMITS``
 adds a limit per client address on ``POST /v1/games``. A caller over a limit gets ``429``
 problem+json with ``Retry-After``. Liveness, readiness, the docs and the web table are not
 limited.
 
+What is counted when:
+
+- A request counts against its client address, unless it carries a seat token that the
+  worker serving it has verified: a token is only a claim until then, and an unknown,
+  forged or malformed one (a new one on each request, say) never earns an allowance of its
+  own. The address is counted in one round trip before the request is served.
+- A seat token is verified, without asking Redis, against the game it names as this worker
+  holds it (the seat tokens' hashes a game stores never change), and once verified it is
+  remembered (:data:`_MAX_VERIFIED` seats per worker). A worker's first request of a seat
+  whose game it does not hold yet therefore counts against the address; the ones after it
+  count against the seat, from any address.
+- A verified seat's requests on its own game (moves, its view, its legal moves) are counted
+  by the script that loads or commits the game (:class:`GameMeter`): no round trip of their
+  own, so the common move is still one script call. Its other requests are counted in one
+  round trip before they are served.
+- A request that fails before its game is loaded (a malformed move, say) is counted when its
+  answer leaves, so it still uses up the budget.
+
 Each limit is a fixed window that starts at the caller's first request (a Redis counter
-whose expiry is the window, :mod:`service.store.counters`). Counting costs no round trip of
-its own where a request loads a game anyway: a seat's requests on its own game (moves, its
-view, its legal moves) are counted by the script that loads the game
-(:class:`GameMeter`); any other request is counted in one round trip before it is served.
-A request that fails before its game is loaded (a malformed move, say) is counted when its
-answer leaves, so it still uses up the budget. A worker that sees a caller over a limit
-refuses that caller's requests without asking Redis until the window ends. If Redis cannot
-be reached for a count, the request is let through (the game store answers 503 anyway).
+whose expiry is the window, :mod:`service.store.counters`). A worker that sees a caller over
+a limit refuses that caller's requests without asking Redis until the window ends (an
+address over its limit: every request of it but a verified seat's). If Redis cannot be
+reached for a count, the request is let through (the game store answers 503 anyway).
 """
 
 from __future__ import annotations
@@ -27,9 +40,11 @@ import hmac
 import logging
 import math
 import re
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from flask import Flask, Response, current_app, g, request
 
@@ -38,13 +53,19 @@ from service.config import LIMIT_PATTERN, Settings
 from service.rules.errors import N_, Message
 from service.store import Count, GameStore, StoreError, Window
 
+if TYPE_CHECKING:
+    from service.referee import Referee
+
 UNLIMITED = ("/healthz", "/readyz", "/docs", "/openapi.json", "/play", "/_bench")
 GAME_ENDPOINTS = frozenset({"games.Moves", "games.Me", "games.LegalMoves"})
 """Endpoints whose caller is counted by the load of its own game (:class:`GameMeter`)."""
-_GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_SEAT_TOKEN = re.compile(r"^(?P<game>[A-Za-z0-9_-]{1,64})\.(?P<seat>[0-9]{1,2})\.[^.]+$")
+"""A well-formed seat token: ``<game id>.<seat>.<secret>`` (ASCII digits only)."""
 _SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 _MAX_BLOCKED = 4096
 _MAX_CALLERS = 4096
+_MAX_VERIFIED = 16384
+"""Seats whose tokens a worker remembers having verified (the oldest is forgotten)."""
 
 log = logging.getLogger("service.ratelimit")
 
@@ -67,14 +88,29 @@ class Limit:
 
 
 @dataclass(frozen=True, slots=True)
-class Caller:
-    """Who a request counts against: a seat token's hash or a client address."""
+class Seat:
+    """The seat a bearer token claims: not to be trusted before the token is verified."""
 
     name: str
-    game_id: str | None
-    """The game a seat token names (its counters live in that game's hash slot)."""
+    """The caller name its counters go by (``seat:`` and part of the token's hash)."""
+    game_id: str
+    """The game the token names (its counters live in that game's hash slot)."""
+    index: int
+    token_hash: str
+    """The token's SHA-256, as the game stores it."""
     windows: tuple[Window, ...]
     """Its counter of each ``RUMMY_RATE_LIMITS`` limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who a request may count against: its client address, and the seat its token claims
+    (if it carries a well-formed seat token)."""
+
+    address: str
+    windows: tuple[Window, ...]
+    """The address's counter of each ``RUMMY_RATE_LIMITS`` limit."""
+    seat: Seat | None
 
 
 def _address() -> str:
@@ -120,6 +156,9 @@ class RateLimiter:
         self._blocked: dict[str, tuple[float, Limit]] = {}
         """Caller → (monotonic end of its window, the limit it went over), this worker."""
         self._callers: dict[tuple[str, str], Caller] = {}
+        self._verified: dict[str, None] = {}
+        """The seats (their names) whose tokens this worker has verified, oldest first."""
+        self._verified_lock = threading.Lock()
 
     # -- the hooks ---------------------------------------------------------------------
 
@@ -127,12 +166,19 @@ class RateLimiter:
         if not self.limits or _exempt():
             return
         caller = self._caller()
-        self._refuse_if_blocked(caller.name)
-        if (caller.game_id is not None and request.endpoint in GAME_ENDPOINTS
-                and (request.view_args or {}).get("game_id") == caller.game_id):
-            g.rate_meter = GameMeter(self, caller)
+        seat = caller.seat
+        if seat is not None and self._is_verified(seat):
+            self._refuse_if_blocked(seat.name)
+            if (request.endpoint in GAME_ENDPOINTS
+                    and (request.view_args or {}).get("game_id") == seat.game_id):
+                g.rate_meter = GameMeter(self, seat.name, seat.windows)
+            else:
+                self._count(seat.name, seat.windows)
             return
-        self._count(caller)
+        self._refuse_if_blocked(caller.address)
+        self._count(caller.address, caller.windows)
+        if seat is not None:
+            g.rate_seat = seat  # verified by the game it names, perhaps: see after_request
 
     def after_request(self, response: Response) -> Response:
         meter: GameMeter | None = g.get("rate_meter")
@@ -140,10 +186,13 @@ class RateLimiter:
             # the request ended before its game was loaded: it counts all the same (it has
             # its answer already; when over the limit, the caller's next request is refused)
             with contextlib.suppress(Problem):
-                self._count(meter.caller)
+                self._count(meter.name, meter.windows())
+        seat: Seat | None = g.get("rate_seat")
+        if seat is not None and self._holds(seat):
+            self._remember(seat)
         return response
 
-    # -- counting ----------------------------------------------------------------------
+    # -- callers and seats -------------------------------------------------------------
 
     def _caller(self) -> Caller:
         """The request's caller (remembered by header and address: a seat sends the same
@@ -157,15 +206,58 @@ class RateLimiter:
         return caller
 
     def _caller_of(self, header: str, address: str) -> Caller:
+        name = f"addr:{address}"
+        return Caller(name, tuple(self._windows(name, name, self.limits)),
+                      self._seat_of(header))
+
+    def _seat_of(self, header: str) -> Seat | None:
+        """The seat a well-formed seat token in ``header`` claims (``<game>.<seat>.<secret>``),
+        else None."""
         scheme, _, token = header.partition(" ")
         token = token.strip()
-        if scheme.lower() == "bearer" and token:
-            name = "seat:" + hashlib.sha256(token.encode()).hexdigest()[:32]
-            game_id = token.partition(".")[0]
-            game = game_id if _GAME_ID.match(game_id) else None
-        else:
-            name, game = f"addr:{address}", None
-        return Caller(name, game, tuple(self._windows(game or name, name, self.limits)))
+        if scheme.lower() != "bearer":
+            return None
+        match = _SEAT_TOKEN.match(token)
+        if match is None:
+            return None
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        name = "seat:" + digest[:32]
+        game_id = match.group("game")
+        return Seat(name, game_id, int(match.group("seat")), digest,
+                    tuple(self._windows(game_id, name, self.limits)))
+
+    def _is_verified(self, seat: Seat) -> bool:
+        """Whether this worker knows the seat's token to be its game's: verified by an
+        earlier request, or by the game as this worker holds it."""
+        if seat.name in self._verified:
+            return True
+        if self._holds(seat):
+            self._remember(seat)
+            return True
+        return False
+
+    @staticmethod
+    def _holds(seat: Seat) -> bool:
+        """Whether the game the seat's token names, as this worker holds it (its last
+        loaded state), has that token at that seat (its stored token hashes never
+        change). No Redis call."""
+        referee: Referee | None = current_app.extensions.get("referee")
+        held = referee.held.get(seat.game_id) if referee is not None else None
+        if held is None:
+            return False
+        hashes = held[1]
+        return seat.index < len(hashes) and hmac.compare_digest(hashes[seat.index],
+                                                                seat.token_hash)
+
+    def _remember(self, seat: Seat) -> None:
+        with self._verified_lock:
+            if seat.name in self._verified:
+                return
+            if len(self._verified) >= _MAX_VERIFIED:
+                del self._verified[next(iter(self._verified))]
+            self._verified[seat.name] = None
+
+    # -- counting ----------------------------------------------------------------------
 
     def _windows(self, tag: str, name: str, limits: Sequence[Limit]) -> list[Window]:
         """The counters of ``limits`` for ``name``, in the hash slot of ``tag``."""
@@ -181,11 +273,11 @@ class RateLimiter:
             log.warning("rate limit not counted: %s", type(exc).__name__)
             return None
 
-    def _count(self, caller: Caller) -> None:
-        """Count a hit on the caller's windows (one round trip); 429 over a limit."""
-        counts = self._hit(caller.windows)
+    def _count(self, name: str, windows: Sequence[Window]) -> None:
+        """Count a hit on a caller's windows (one round trip); 429 over a limit."""
+        counts = self._hit(windows)
         if counts is not None:
-            self.judge(counts, caller.name)
+            self.judge(counts, name)
 
     def judge(self, counts: Sequence[Count], caller: str) -> None:
         """429 if a count is over its limit (and the caller is refused here until then)."""
@@ -232,17 +324,18 @@ class RateLimiter:
 
 
 class GameMeter:
-    """A seat's request on its own game: its rate-limit windows are counted by the script
-    that loads or commits the game (``GameStore.load(windows=…)``, ``GameStore.commit(
-    windows=…, limits=…)``), not in a round trip of their own."""
+    """A verified seat's request on its own game: its rate-limit windows are counted by the
+    script that loads or commits the game (``GameStore.load(windows=…)``,
+    ``GameStore.commit(windows=…, limits=…)``), not in a round trip of their own."""
 
-    def __init__(self, limiter: RateLimiter, caller: Caller) -> None:
+    def __init__(self, limiter: RateLimiter, name: str, windows: tuple[Window, ...]) -> None:
         self.limiter = limiter
-        self.caller = caller
+        self.name = name
+        self._windows = windows
         self.used = False
 
     def windows(self) -> tuple[Window, ...]:
-        return self.caller.windows
+        return self._windows
 
     def limits(self) -> tuple[int, ...]:
         return self.limiter.amounts
@@ -251,7 +344,7 @@ class GameMeter:
         """The load or commit counted: 429 if the caller is over a limit (a commit over a
         limit wrote nothing)."""
         self.used = True
-        self.limiter.judge(counts, self.caller.name)
+        self.limiter.judge(counts, self.name)
 
 
 def install(app: Flask, settings: Settings, store: GameStore) -> RateLimiter | None:
