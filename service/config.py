@@ -331,6 +331,12 @@ class Settings:
     #: RUMMY_CREATE_RATE_LIMITS: limits per client address on creating games, or ``off``.
     create_rate_limits: tuple[str, ...] = field(
         default=("120/minute",), metadata=_env("RUMMY_CREATE_RATE_LIMITS", _limits))
+    #: RUMMY_VERIFY_RATE_LIMITS: limits per client address on the ``GET …/verify`` requests
+    #: that replay a game's log (the costly ones: a long game's replay takes a CPU for a
+    #: fraction of a second), or ``off``. A report already worked out for the game's current
+    #: version is answered from its cache and does not count here.
+    verify_rate_limits: tuple[str, ...] = field(
+        default=("10/minute",), metadata=_env("RUMMY_VERIFY_RATE_LIMITS", _limits))
     #: RUMMY_PROXY_HOPS: reverse proxies in front of the service that each add to
     #: ``X-Forwarded-For`` (and set ``X-Forwarded-Proto``/``-Host``). The client address is
     #: then read from that header, that many hops back. 0 (the default): the headers are

@@ -14,13 +14,14 @@ their hashes are stored.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import importlib
 import json
 import secrets
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -34,6 +35,7 @@ from service.store import (
     GameStore,
     IdempotentReplay,
     Loaded,
+    StoreError,
     VersionConflict,
     Window,
 )
@@ -47,6 +49,9 @@ MAX_ATTEMPTS = 8
 
 HELD_STATES = 512
 """Games whose latest state a worker keeps decoded (see :class:`HeldStates`)."""
+
+VERIFY_CACHE = "verify"
+"""The name ``GET …/verify``'s report is cached under beside its game, for one version."""
 
 
 class Meter(Protocol):
@@ -329,8 +334,23 @@ class Referee:
             out.append(record)
         return out
 
-    def verify(self, game_id: str) -> dict[str, Any]:
-        """Replay the game's log through the engine and check its deal commitments."""
+    def verify(self, game_id: str, before_replay: Callable[[], None] | None = None
+               ) -> dict[str, Any]:
+        """Replay the game's log through the engine and check its deal commitments.
+
+        The report can only change with the game's version, so it is cached beside the game
+        for that version (:data:`VERIFY_CACHE`): asked again before the next move, it is
+        answered from Redis without a replay, by any worker. ``before_replay`` is called
+        before a replay, never for a cached report (a cost limit raises there)."""
+        try:
+            cached = self.store.cached(game_id, VERIFY_CACHE)
+        except (GameNotFound, ValueError):  # no such game, or not a possible game id
+            raise UnknownGame(game_id) from None
+        if cached.value is not None:
+            report: dict[str, Any] = _decode(cached.value)
+            return report
+        if before_replay is not None:
+            before_replay()
         loaded, doc = self._load(game_id)
         state = GameState.from_dict(doc["state"])
         try:
@@ -340,6 +360,8 @@ class Referee:
         report = verify_log(state, [json.loads(raw) for _, raw in records]).as_dict()
         report["game_id"] = game_id
         report["version"] = loaded.version
+        with contextlib.suppress(StoreError):  # a report that cannot be kept is still given
+            self.store.cache(game_id, VERIFY_CACHE, loaded.version, _encode(report))
         return report
 
     # -- moves ---------------------------------------------------------------------------

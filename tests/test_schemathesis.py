@@ -21,7 +21,8 @@ BIN = Path(sys.executable).parent
 def test_schemathesis_finds_nothing(redis_server: RedisServer, redis_url: str,
                                     tmp_path: Path) -> None:
     with served(tmp_path, redis_url, env={"RUMMY_RATE_LIMITS": "off",
-                                          "RUMMY_CREATE_RATE_LIMITS": "off"}) as server:
+                                          "RUMMY_CREATE_RATE_LIMITS": "off",
+                                          "RUMMY_VERIFY_RATE_LIMITS": "off"}) as server:
         run = subprocess.run(
             [str(BIN / "st"), "--no-color", "run", f"{server.base_url}/openapi.json"],
             cwd=ROOT, capture_output=True, text=True, timeout=600,

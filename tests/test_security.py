@@ -441,3 +441,36 @@ def test_without_proxy_hops_x_forwarded_for_is_ignored(redis_url: str) -> None:
                                  create_rate_limits=("2/minute",))).test_client()
     assert _create_statuses(client, ["198.51.100.17", "198.51.100.18", "198.51.100.19"]
                             ) == [201, 201, 429]
+
+
+def test_verify_replays_have_a_limit_of_their_own_per_address(redis_url: str) -> None:
+    """``RUMMY_VERIFY_RATE_LIMITS`` counts the verifications that replay a game's log, per
+    client address, whatever the general limit: over it, 429 with Retry-After and nothing
+    replayed; a report already kept for the game's version is still given, and another
+    address has a budget of its own."""
+    client = create_app(Settings(redis_url=redis_url, rate_limits=("1000/minute",),
+                                 create_rate_limits=(),
+                                 verify_rate_limits=("2/minute",))).test_client()
+    gid, ana = _arranged_game(client)
+    verify = f"/v1/games/{gid}/verify"
+    assert client.get(verify).status_code == 200  # replayed at v0: 1
+    assert client.get(verify).status_code == 200  # kept: not counted
+    moves = iter([{"type": "draw", "source": "stock"}, {"type": "discard", "card": "KD"}])
+    assert client.post(f"/v1/games/{gid}/moves", json=next(moves),
+                       headers=ana).status_code == 200
+    assert client.get(verify).get_json()["version"] == 1  # replayed at v1: 2
+    assert client.post(f"/v1/games/{gid}/moves", json=next(moves),
+                       headers=ana).status_code == 200
+    refused = client.get(verify)
+    assert refused.status_code == 429
+    assert refused.content_type == "application/problem+json"
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert "2/minute" in refused.get_json()["detail"]
+    other = client.get(verify, environ_base={"REMOTE_ADDR": "10.4.4.4"})
+    assert other.status_code == 200 and other.get_json()["version"] == 2  # replayed, kept
+    assert client.get(verify).get_json() == other.get_json()  # kept: given, over or not
+
+
+def test_verify_replays_are_limited_by_default() -> None:
+    assert Settings().verify_rate_limits == ("10/minute",)
+    assert Settings.from_env({"RUMMY_VERIFY_RATE_LIMITS": "off"}).verify_rate_limits == ()

@@ -14,6 +14,7 @@ from redis.crc import key_slot
 
 from service.redis_server import RedisServer
 from service.store import (
+    Cached,
     Count,
     GameExists,
     GameNotFound,
@@ -605,3 +606,32 @@ def test_lost_reply_raises_unavailable_and_applies_at_most_once(
     finally:
         client.close()
         admin.close()
+
+
+def test_a_cached_value_is_kept_for_its_version_only_and_expires_with_the_game(
+        store: GameStore, redis_url: str) -> None:
+    """A value worked out from a game at one version (the verify report) is kept beside the
+    game, in its hash slot and with its expiry, and read back only while the game is at
+    that version; a value for a version the game has left, or for a game that is gone, is
+    not written."""
+    store.create("g", b"s0")
+    assert store.cached("g", "verify") == Cached(0, None)
+    assert store.cache("g", "verify", 0, b"report at 0")
+    assert store.cached("g", "verify") == Cached(0, b"report at 0")
+    keys = store.keys("g")
+    assert key_slot(keys.cached("verify").encode()) == key_slot(keys.game.encode())
+    client = redis.Redis.from_url(redis_url)
+    try:
+        game_left = client.pttl(keys.game)
+        assert 0 < client.pttl(keys.cached("verify")) <= game_left
+    finally:
+        client.close()
+    store.commit("g", expected_version=0, state=b"s1", log_record=b"r1")
+    assert store.cached("g", "verify") == Cached(1, None)
+    assert not store.cache("g", "verify", 0, b"late report at 0")  # the game moved on
+    assert store.cached("g", "verify") == Cached(1, None)
+    assert not store.cache("nope", "verify", 0, b"x")
+    with pytest.raises(GameNotFound):
+        store.cached("nope", "verify")
+    with pytest.raises(ValueError):
+        keys.cached("Not a name")

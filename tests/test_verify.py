@@ -12,14 +12,18 @@ from random import Random
 from typing import Any
 
 import pytest
+import redis
 from bot import choose_move
 from flask.testing import FlaskClient
 
+from service.app import create_app
+from service.config import Settings
 from service.rules import GameState, Violation, apply, new_game
 from service.rules.fairness import SECRET, digest, record_rebuild
 from service.rules.moves import Discard, Draw, Move, move_to_dict
 from service.rules.state import COMPILED, pack_deal, unpack_deal
 from service.rules.verify import verify
+from service.store import game_keys
 
 VARIANTS = ["basic", "rummy51", "lebanese14", "dummy", "wrotham"]
 
@@ -319,3 +323,80 @@ def test_the_command_takes_a_game_id_that_begins_with_a_dash(
     with pytest.raises(SystemExit) as help_asked:
         cli.main(["verify", "--help"])
     assert help_asked.value.code == 0
+
+
+@pytest.fixture
+def replays(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The log lengths the referee replayed for ``…/verify``, one per replay (its call of
+    the engine's replay, counted)."""
+    import service.referee
+
+    seen: list[int] = []
+    real = service.referee.verify_log
+
+    def counted(state: GameState, log: list[dict[str, Any]]) -> Any:
+        seen.append(len(log))
+        return real(state, log)
+
+    monkeypatch.setattr(service.referee, "verify_log", counted)
+    return seen
+
+
+def _play(client: FlaskClient, game: dict[str, Any], moves: list[tuple[int, Any]]) -> None:
+    tokens = [s["token"] for s in game["seats"]]
+    for seat, move in moves:
+        reply = client.post(f"/v1/games/{game['game_id']}/moves", json=move,
+                            headers={"Authorization": f"Bearer {tokens[seat]}"})
+        assert reply.status_code == 200, reply.get_json()
+
+
+def test_verify_is_replayed_once_per_version_and_kept_beside_the_game(
+        client: FlaskClient, redis_url: str, replays: list[int]) -> None:
+    """A second verify at the same version, from this worker or another, is answered from
+    the report kept beside the game (a key of the game's hash tag that expires no later
+    than the game) without replaying the log again."""
+    game = _create(client, json.loads(WALKTHROUGH.read_text()))
+    gid = game["game_id"]
+    _play(client, game, MOVES[:3])
+    first = client.get(f"/v1/games/{gid}/verify")
+    assert first.status_code == 200
+    assert first.get_json()["version"] == 3 and replays == [3]
+    assert client.get(f"/v1/games/{gid}/verify").get_json() == first.get_json()
+    other_worker = create_app(Settings(redis_url=redis_url, rate_limits=(),
+                                       create_rate_limits=(), verify_rate_limits=()))
+    assert other_worker.test_client().get(
+        f"/v1/games/{gid}/verify").get_json() == first.get_json()
+    assert replays == [3]
+    keys = game_keys(gid)
+    cached, game_key = keys.cached("verify"), keys.game
+    assert cached.startswith(f"rummy:{{{gid}}}:")
+    r = redis.Redis.from_url(redis_url)
+    try:
+        assert r.get(cached).startswith(b"3:")
+        game_left = r.pttl(game_key)  # read first: the report's expiry is the earlier
+        assert 0 < r.pttl(cached) <= game_left
+    finally:
+        r.close()
+
+
+def test_verify_after_a_new_move_gives_the_new_answer(
+        client: FlaskClient, redis_url: str, replays: list[int]) -> None:
+    game = _create(client, json.loads(WALKTHROUGH.read_text()))
+    gid = game["game_id"]
+    _play(client, game, MOVES[:3])
+    before = client.get(f"/v1/games/{gid}/verify").get_json()
+    assert (before["version"], before["moves_pending"], before["hands_verified"]) == (3, 3, 0)
+    _play(client, game, MOVES[3:])  # the hand, and the game, end: the deal is revealed
+    after = client.get(f"/v1/games/{gid}/verify").get_json()
+    assert (after["version"], after["moves_replayed"], after["hands_verified"],
+            after["verified"]) == (len(MOVES), len(MOVES), 1, True)
+    assert client.get(f"/v1/games/{gid}/verify").get_json() == after
+    assert replays == [3, len(MOVES)]
+    # a report kept for another version is never given for this one
+    r = redis.Redis.from_url(redis_url)
+    try:
+        r.set(game_keys(gid).cached("verify"), b'3:{"verified": false}', px=60_000)
+    finally:
+        r.close()
+    assert client.get(f"/v1/games/{gid}/verify").get_json() == after
+    assert replays == [3, len(MOVES), len(MOVES)]

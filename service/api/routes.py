@@ -461,11 +461,12 @@ class Events(MethodView):
 @blp.route("/games/<game_id>/verify")
 class Verify(MethodView):
     @blp.response(200, schemas.VerifySchema)
-    @_problems(404)
+    @_problems(404, 429)
     def get(self, game_id: str) -> Response:
         """Replay the move log through the engine and check every revealed deal against the
-        commitment published when it was dealt (provably fair deals)."""
-        return _json(_referee().verify(game_id))
+        commitment published when it was dealt (provably fair deals). The report is kept
+        until the game's next move; replays are limited per client address (429)."""
+        return _json(_referee().verify(game_id, security.replay_guard()))
 
 
 def _has_auth() -> bool:

@@ -42,7 +42,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -147,12 +147,13 @@ class RateLimiter:
     games, counted in the store's Redis."""
 
     def __init__(self, store: GameStore, limits: Sequence[str],
-                 create_limits: Sequence[str]) -> None:
+                 create_limits: Sequence[str], verify_limits: Sequence[str] = ()) -> None:
         self.store = store
         self.limits = tuple(Limit.parse(text) for text in limits)
         self.amounts = tuple(limit.amount for limit in self.limits)
         """The most hits each limit's window allows, in the order of ``limits``."""
         self.create_limits = tuple(Limit.parse(text) for text in create_limits)
+        self.verify_limits = tuple(Limit.parse(text) for text in verify_limits)
         self._blocked: dict[str, tuple[float, Limit]] = {}
         """Caller → (monotonic end of its window, the limit it went over), this worker."""
         self._callers: dict[tuple[str, str], Caller] = {}
@@ -308,19 +309,34 @@ class RateLimiter:
 
     def check_create(self) -> None:
         """``RUMMY_CREATE_RATE_LIMITS``: games created per client address (429 beyond)."""
-        if not self.create_limits:
-            return
-        address = f"addr:{_address()}"
-        counts = self._hit(self._windows(address, "create", self.create_limits))
-        if counts is None:
-            return
-        over = _over(counts, self.create_limits)
+        over = self._per_address("create", self.create_limits)
         if over is not None:
             count, limit = over
             raise Problem(429, "Too Many Requests",
                           Message(N_("at most {limit} new games per client address; retry "
                                      "later"), {"limit": limit.text}),
                           headers={"Retry-After": _seconds(count.millis_left)})
+
+    def check_replay(self) -> None:
+        """``RUMMY_VERIFY_RATE_LIMITS``: replays of a game's log per client address (429
+        beyond; nothing is replayed)."""
+        over = self._per_address("verify", self.verify_limits)
+        if over is not None:
+            count, limit = over
+            raise Problem(429, "Too Many Requests",
+                          Message(N_("at most {limit} verifications that replay a game's log "
+                                     "per client address; retry after Retry-After seconds"),
+                                  {"limit": limit.text}),
+                          headers={"Retry-After": _seconds(count.millis_left)})
+
+    def _per_address(self, name: str, limits: Sequence[Limit]) -> tuple[Count, Limit] | None:
+        """Count a hit on the client address's ``name`` windows of ``limits`` (one round
+        trip); the first count over its limit, if any."""
+        if not limits:
+            return None
+        address = f"addr:{_address()}"
+        counts = self._hit(self._windows(address, name, limits))
+        return None if counts is None else _over(counts, limits)
 
 
 class GameMeter:
@@ -349,9 +365,11 @@ class GameMeter:
 
 def install(app: Flask, settings: Settings, store: GameStore) -> RateLimiter | None:
     """Rate limits on ``app`` (None when every limit is off)."""
-    if not settings.rate_limits and not settings.create_rate_limits:
+    if not (settings.rate_limits or settings.create_rate_limits
+            or settings.verify_rate_limits):
         return None
-    limiter = RateLimiter(store, settings.rate_limits, settings.create_rate_limits)
+    limiter = RateLimiter(store, settings.rate_limits, settings.create_rate_limits,
+                          settings.verify_rate_limits)
     app.extensions["rate_limiter"] = limiter
     app.before_request(limiter.before_request)
     app.after_request(limiter.after_request)
@@ -369,6 +387,15 @@ def check_create_limit() -> None:
     limiter: RateLimiter | None = current_app.extensions.get("rate_limiter")
     if limiter is not None:
         limiter.check_create()
+
+
+def replay_guard() -> Callable[[], None] | None:
+    """What to call before ``GET …/verify`` replays a game's log: ``RUMMY_VERIFY_RATE_LIMITS``
+    (None when off)."""
+    limiter: RateLimiter | None = current_app.extensions.get("rate_limiter")
+    if limiter is None or not limiter.verify_limits:
+        return None
+    return limiter.check_replay
 
 
 def require_api_key(settings: Settings) -> None:

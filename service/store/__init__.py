@@ -22,13 +22,14 @@ from .errors import (
     VersionConflict,
 )
 from .keys import DEFAULT_NAMESPACE, GameKeys, game_keys
-from .records import IdempotencyRecord, Loaded
+from .records import Cached, IdempotencyRecord, Loaded
 from .redis_store import DEFAULT_KEEP_RECORDS, DEFAULT_TTL_SECONDS, GameStore
 
 __all__ = [
     "DEFAULT_KEEP_RECORDS",
     "DEFAULT_NAMESPACE",
     "DEFAULT_TTL_SECONDS",
+    "Cached",
     "Count",
     "GameExists",
     "GameKeys",

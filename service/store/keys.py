@@ -7,16 +7,20 @@ to one Redis Cluster slot and a Lua script may touch them together.
                               ``i:<scope>`` = the idempotency record of a request scope
 ``{ns}:{{game_id}}:log``       LIST  entry i (0-based) = log record of version i + 1
 ``{ns}:{{game_id}}:idem``      LIST  the scopes with a record, newest first (bounds them)
+``{ns}:{{game_id}}:cache:<name>``  STRING  a value worked out from the game at one
+                              version (``<version>:<value>``), expiring with the game
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = ["DEFAULT_NAMESPACE", "GameKeys", "game_keys", "validate_game_id"]
 
 DEFAULT_NAMESPACE = "rummy"
 _GLOB_SPECIAL = frozenset("*?[]\\")
+_CACHE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
 def validate_game_id(game_id: str) -> None:
@@ -49,6 +53,12 @@ class GameKeys:
     @property
     def idem_order(self) -> str:
         return f"{self.prefix}:idem"
+
+    def cached(self, name: str) -> str:
+        """The key of the value cached under ``name`` (lower-case letters, digits, ``_``)."""
+        if not isinstance(name, str) or not _CACHE_NAME.match(name):
+            raise ValueError(f"cache name must be lower-case letters, digits and '_': {name!r}")
+        return f"{self.prefix}:cache:{name}"
 
     @staticmethod
     def idem_field(scope: str) -> str:

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from .counters import Count
 
-__all__ = ["IdempotencyRecord", "Loaded", "decode_idempotency", "encode_idempotency"]
+__all__ = ["Cached", "IdempotencyRecord", "Loaded", "decode_idempotency",
+           "encode_idempotency"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,29 @@ class Loaded:
     idempotency: IdempotencyRecord | None
     counts: tuple[Count, ...] = ()
     """The window counters' counts, when the load counted (``GameStore.load(windows=…)``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cached:
+    """A game's version and what is cached beside it for that version
+    (``GameStore.cached``)."""
+
+    version: int
+    value: bytes | None
+    """None when nothing is cached for this version (nothing at all, or for another one)."""
+
+
+def encode_cached(version: int, value: bytes) -> bytes:
+    """``b"<version>:" + value``."""
+    return b"%d:%b" % (version, bytes(value))
+
+
+def decode_cached(version: int, stored: bytes | None) -> bytes | None:
+    """The value of an :func:`encode_cached` record if it was cached at ``version``."""
+    if stored is None:
+        return None
+    head, sep, value = bytes(stored).partition(b":")
+    return value if sep and head == b"%d" % version else None
 
 
 def encode_idempotency(fingerprint: str, response: bytes) -> bytes:

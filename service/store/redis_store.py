@@ -18,7 +18,15 @@ from .client import StoreClient
 from .counters import Count, Counters, Window, counts_of
 from .errors import GameExists, GameNotFound, StoreCorrupted, StoreError, StoreUnavailable
 from .keys import DEFAULT_NAMESPACE, GameKeys, game_keys
-from .records import IdempotencyRecord, Loaded, decode_idempotency, encode_idempotency
+from .records import (
+    Cached,
+    IdempotencyRecord,
+    Loaded,
+    decode_cached,
+    decode_idempotency,
+    encode_cached,
+    encode_idempotency,
+)
 from .scripts import Scripts
 
 __all__ = ["DEFAULT_TTL_SECONDS", "GameStore"]
@@ -262,6 +270,30 @@ class GameStore:
         if not exists:
             raise GameNotFound(game_id)
         return [(after + 1 + i, bytes(record)) for i, record in enumerate(records)]
+
+    def cached(self, game_id: str, name: str) -> Cached:
+        """The game's version and the value cached under ``name`` for that version (None
+        when there is none); one round trip. GameNotFound if the game does not exist."""
+        keys = self.keys(game_id)
+        key = keys.cached(name)
+        with _translated(f"cached {game_id!r}"):
+            pipe = self._client.pipeline(transaction=False)
+            pipe.hget(keys.game, "v")
+            pipe.get(key)
+            version, stored = pipe.execute()
+        if version is None:
+            raise GameNotFound(game_id)
+        return Cached(int(version), decode_cached(int(version), stored))
+
+    def cache(self, game_id: str, name: str, version: int, value: bytes) -> bool:
+        """Cache ``value`` under ``name`` as worked out from the game at ``version``, with
+        the game's own expiry (it never outlives the game), replacing what was cached
+        before; one script call. Nothing is written when the game is no longer at
+        ``version`` (or is gone): returns whether it was kept."""
+        keys = self.keys(game_id)
+        with _translated(f"cache {game_id!r}"):
+            return self._scripts.cache(keys, keys.cached(name), version,
+                                       encode_cached(version, value))
 
     def ping(self) -> bool:
         """True if Redis answers, False if it cannot be reached (never raises for that)."""

@@ -27,7 +27,7 @@ from .keys import GameKeys
 from .lua import run
 from .records import decode_idempotency
 
-__all__ = ["COMMIT", "CREATE", "LOAD", "Scripts"]
+__all__ = ["CACHE", "COMMIT", "CREATE", "LOAD", "Scripts"]
 
 CREATE = """
 -- KEYS[1] game HASH, KEYS[2] log LIST, KEYS[3] idempotency order LIST
@@ -123,6 +123,26 @@ end
 return count(2, 1, {got[1], state, got[3] or false})
 """
 
+CACHE = """
+-- KEYS[1] game HASH, KEYS[2] the cached value's STRING
+-- ARGV[1] the version the value was worked out from, ARGV[2] the value (encoded with it)
+-- Keeps the value until the game expires (the same expiry), if the game is still at that
+-- version; else writes nothing. Returns 1 if kept, 0 if not.
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v or v ~= ARGV[1] then
+  return 0
+end
+local left = redis.call('PTTL', KEYS[1])
+if left == -1 then
+  redis.call('SET', KEYS[2], ARGV[2])
+elseif left > 0 then
+  redis.call('SET', KEYS[2], ARGV[2], 'PX', left)
+else
+  return 0
+end
+return 1
+"""
+
 _OK, _REPLAY, _CONFLICT, _MISSING, _CORRUPT, _OVER = 0, 1, 2, 3, 4, 5
 
 
@@ -134,6 +154,7 @@ class Scripts:
         self._create: Script = client.register_script(CREATE)
         self._commit: Script = client.register_script(COMMIT)
         self._load: Script = client.register_script(LOAD)
+        self._cache: Script = client.register_script(CACHE)
 
     def load(self, keys: GameKeys, field: str | None, held: int | None,
              windows: Sequence[Window]) -> Any:
@@ -142,6 +163,12 @@ class Scripts:
         return run(self._client, self._load, [keys.game, *(w.key for w in windows)],
                    [field or "", "" if held is None else held,
                     *(w.millis for w in windows)])
+
+    def cache(self, keys: GameKeys, key: str, version: int, value: bytes) -> bool:
+        """Run CACHE: keep ``value`` at ``key`` until the game expires, if it is still at
+        ``version``; True if kept."""
+        result: Any = run(self._client, self._cache, [keys.game, key], [version, value])
+        return int(result) == 1
 
     def create(self, keys: GameKeys, state: bytes, ttl: int) -> bool:
         """True if created, False if the game exists."""
