@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from service.rules import GameState, Move, Violation, apply, move_to_dict, new_game
 from service.rules.legal import legal_moves
 from service.rules.verify import verify as verify_log
-from service.rules.views import public_view, redact_event, seat_view
+from service.rules.views import dry_run_answer, public_view, redact_event, seat_view
 from service.store import (
     Count,
     GameNotFound,
@@ -426,11 +426,12 @@ class Referee:
                     continue  # the held state may be behind: ask the stored one
                 refusal.variant = state.variant  # type: ignore[attr-defined]  # for metrics
                 raise
+            if dry_run:  # what the seat may know before the move (views.dry_run_answer)
+                shown = dry_run_answer(state, new_state, events, game_id, version, seat)
+                return Answer(shown, int(shown["game"]["version"]))
             body = {"game": seat_view(new_state, game_id, version + 1, seat),
                     "events": [redact_event(e, seat) for e in events
                                if e["type"] not in LOG_ONLY_EVENTS]}
-            if dry_run:
-                return Answer(body, version + 1)
             response = _encode(body)
             new_doc = {"state": new_state.to_compact(), "tokens": tokens}
             log_record = _encode({"version": version + 1, "seat": seat,

@@ -40,3 +40,66 @@ def check_views(state: GameState, version: int, deck: Sequence[str]) -> None:
         rest = {k: v for k, v in mine.items()
                 if k not in ("melds", "discard_top", "hand", "taken_discard")}
         assert card_strings(rest) == []
+
+
+def shown_cards(value: Any) -> list[str]:
+    """The card codes a value shows, each time it shows one (a wild's ``as`` names what it
+    stands for, not a card that is shown)."""
+    if isinstance(value, dict):
+        return [s for k, v in value.items() if k != "as"
+                for s in card_strings(k) + shown_cards(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in shown_cards(v)]
+    return card_strings(value)
+
+
+HAND_END_SHOWN = {"type", "hand_number", "went_out", "reason", "dry_run"}
+
+
+def check_dry_run(before: GameState, seat: int, answer: dict[str, Any], what: Any) -> None:
+    """A dry run's answer to ``seat`` shows only what the seat could see before the move:
+    no card that is not in its hand, in a meld or on the discard pile (and the view's hand
+    no more copies of a card than those hold), no private part, no scores and nothing of a
+    next hand; every event is marked ``dry_run``."""
+    visible = Counter(before.hands[seat]) + Counter(before.discard) + Counter(
+        c for m in before.melds for c in m.cards)
+    leaked = set(shown_cards(answer)) - set(visible)
+    assert not leaked, f"the dry run of {what} shows seat {seat} {sorted(leaked)}: {answer}"
+    hand = Counter(answer["game"]["hand"])
+    assert not hand - visible, f"the dry run of {what} shows seat {seat} {hand - visible}"
+    events = answer["events"]
+    assert events and all(e.get("dry_run") is True and "private" not in e for e in events)
+    kinds = [e["type"] for e in events]
+    assert not {"dealt", "deal_revealed", "game_end"} & set(kinds), (what, kinds)
+    if "hand_end" in kinds:
+        assert kinds.index("hand_end") == len(kinds) - 1
+        assert set(events[-1]) == HAND_END_SHOWN, events[-1]
+        mine = seat_view(before, answer["game"]["game_id"], answer["game"]["version"], seat)
+        assert answer["game"] == mine, "a hand-ending dry run shows another view than now"
+    else:
+        game = answer["game"]
+        assert game["hands_played"] == before.history
+        assert [s["total"] for s in game["seats"]] == before.totals
+        assert game["hand_number"] == before.hand_number and game["status"] == "playing"
+
+
+def expected_dry_run(real: dict[str, Any], public: list[dict[str, Any]],
+                     before: dict[str, Any], seat: int) -> dict[str, Any]:
+    """What the dry run of a move answers ``seat``, from what the same move answers when it is
+    made right after it (``real``), its entry in the public log (``public``) and the seat's
+    view before it (``before``): the public events, each marked ``dry_run``, up to a
+    ``hand_end`` that keeps only whether and why the hand ends (and then the view before);
+    else the real view without the cards the seat draws from the stock."""
+    cut = next((i for i, e in enumerate(public) if e["type"] == "hand_end"), None)
+    if cut is not None:
+        end = {k: v for k, v in public[cut].items() if k in HAND_END_SHOWN}
+        return {"game": before, "events": [*({**e, "dry_run": True} for e in public[:cut]),
+                                           {**end, "dry_run": True}]}
+    hand = list(real["game"]["hand"])
+    for event in real["events"]:
+        if event.get("seat") == seat and (event["type"], event.get("source")) in (
+                ("draw", "stock"), ("penalty", None)):
+            for card in [event["card"]] if event["type"] == "draw" else event["cards"]:
+                hand.remove(card)
+    return {"game": {**real["game"], "hand": hand},
+            "events": [{**e, "dry_run": True} for e in public]}

@@ -1077,7 +1077,10 @@ def test_if_match(client: FlaskClient) -> None:
     game.ok(0, {"type": "discard", "card": "KD"}, headers={"If-Match": '"1"'})
 
 
-def test_dry_run_answers_like_the_move_and_stores_nothing(client: FlaskClient) -> None:
+def test_dry_run_answers_what_the_seat_may_know_and_stores_nothing(
+        client: FlaskClient) -> None:
+    """A dry run answers like the move, without what the seat could not know before it:
+    the card a stock draw would draw (6H) is in neither its events nor its hand."""
     game = Game(client, dealer=1, deals=[deal_a()])
     before = game.snapshot()
     move = {"type": "draw", "source": "stock"}
@@ -1087,7 +1090,10 @@ def test_dry_run_answers_like_the_move_and_stores_nothing(client: FlaskClient) -
     assert dry.headers["Cache-Control"] == "no-store"
     would = dry.get_json()
     assert would["game"]["version"] == 1
-    assert "6H" in would["game"]["hand"]
+    assert "6H" not in dry.get_data(as_text=True)
+    assert sorted(would["game"]["hand"]) == sorted(A_HANDS[0])
+    assert would["game"]["seats"][0]["hand_count"] == 11
+    assert would["events"] == [{"type": "draw", "seat": 0, "source": "stock", "dry_run": True}]
     assert would["game"]["turn"] == {"seat": 0, "phase": "play"}
     assert game.snapshot() == before
     dry_again = game.move(0, move, query="?dry_run=true")
@@ -1096,7 +1102,10 @@ def test_dry_run_answers_like_the_move_and_stores_nothing(client: FlaskClient) -
 
     real = game.move(0, move, query="?dry_run=false")
     assert real.status_code == 200
-    assert real.get_json() == would
+    assert real.get_json()["events"] == [{"type": "draw", "seat": 0, "source": "stock",
+                                           "card": "6H"}]
+    assert "6H" in real.get_json()["game"]["hand"]
+    assert {**real.get_json()["game"], "hand": None} == {**would["game"], "hand": None}
     assert game.version() == 1
 
     dry = game.move(0, {"type": "discard", "card": "KD"}, query="?dry_run=true")

@@ -1,9 +1,10 @@
 """Hidden information stays hidden, checked over many random reachable states of every
 variant: at each state, every seat's and the public's every kind of answer — views, move
-answers, refusals, idempotent replays, legal moves, the move log — is compared with the true
-state in Redis. A card is *hidden* from a viewer when it is in another seat's hand or in the
-stock and no copy of it is visible on the table, on the discard pile, in the viewer's hand
-or in what was already shown openly (discards, drawn discards, melds)."""
+answers, dry runs (for the seat that moves, judged on what it could see before the move),
+refusals (real and dry run), idempotent replays, legal moves, the move log — is compared
+with the true state in Redis. A card is *hidden* from a viewer when it is in another seat's
+hand or in the stock and no copy of it is visible on the table, on the discard pile, in the
+viewer's hand or in what was already shown openly (discards, drawn discards, melds)."""
 
 from __future__ import annotations
 
@@ -144,6 +145,10 @@ class Table:
                                            headers=self.auth(other))
                 assert refused.status_code == 422
                 self.check(other, refused.get_json(), state, "refusal")
+                dry = self.client.post(f"/v1/games/{gid}/moves?dry_run=true",
+                                       json={"type": "draw", "source": "stock"},
+                                       headers=self.auth(other))
+                assert dry.status_code == 422 and dry.get_json() == refused.get_json()
         move = choose_move(state, seat, self.rng)
         try:
             apply(state, seat, move, Random(0))
@@ -158,6 +163,11 @@ class Table:
             wire = self.rng.choice(moves)
         else:
             wire = move_to_dict(move)
+        # a dry run shows the mover nothing it could not see before the move
+        dry = self.client.post(f"/v1/games/{gid}/moves?dry_run=true", json=wire,
+                               headers=self.auth(seat))
+        assert dry.status_code == 200, dry.get_json()
+        self.check(seat, dry.get_json(), state, "dry run")
         key = {"Idempotency-Key": f"k{self.rng.random()}"}
         answer = self.client.post(f"/v1/games/{gid}/moves", json=wire,
                                   headers={**self.auth(seat), **key})

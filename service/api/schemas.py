@@ -389,10 +389,20 @@ class MoveHeadersSchema(ma.Schema):
                                  "1-200 visible ASCII characters"})
 
 
+DRY_RUN = (
+    "validate only, nothing stored. A refused move answers the move's own 422 (same code, "
+    "rule and reasons); a legal one answers what it would do, as far as the seat may know "
+    "before making it. Every event carries \"dry_run\": true and is shown as the public "
+    "log shows it: a card the move would take from the stock (a draw, R51-LAST penalty "
+    "cards) is counted, never named. `game` is the seat's view after the move without those "
+    "cards in `hand` (its `hand_count` counts them). A move that would end the hand answers "
+    "its events up to `hand_end`, which keeps only `hand_number`, `went_out` and `reason` "
+    "(the scores depend on the other hands), and the seat's view as it is now, at the "
+    "current version: nothing of the next deal or of whether the match ends.")
+
+
 class MoveQuerySchema(ma.Schema):
-    dry_run = fields.Boolean(load_default=False,
-                             metadata={"description": "validate only: same answer, nothing "
-                                                      "stored"})
+    dry_run = fields.Boolean(load_default=False, metadata={"description": DRY_RUN})
 
 
 class EventSchema(ma.Schema):
@@ -401,6 +411,9 @@ class EventSchema(ma.Schema):
 
     type = fields.String(required=True, metadata={
         "description": "draw, meld, lay_off, discard, stock_rebuilt, hand_end, game_end, dealt"})
+    dry_run = fields.Boolean(metadata={
+        "description": "true in a dry run's answer (what the move would do, as the seat may "
+                       "know it before the move: see the dry_run parameter)"})
 
 
 class MoveResultSchema(ma.Schema):

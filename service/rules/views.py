@@ -88,3 +88,38 @@ def redact_event(event: dict[str, Any], viewer: int | None) -> dict[str, Any]:
     if viewer is not None:
         out.update(private.get(str(viewer), {}))
     return out
+
+
+DRY_RUN_HAND_END = ("type", "hand_number", "went_out", "reason")
+"""What a dry run shows of a ``hand_end``: that the hand would end, and why. Its counts,
+scores and totals depend on the other seats' hidden hands."""
+
+
+def dry_run_answer(before: GameState, after: GameState, events: list[dict[str, Any]],
+                   game_id: str, version: int, seat: int) -> dict[str, Any]:
+    """The answer to a dry run of ``seat``'s move (``before`` at ``version`` → ``after``,
+    with ``events``): only what ``seat`` may know before making it.
+
+    Every event is marked ``"dry_run": true`` and shown as the public sees it: a move's
+    private facts are all cards from the stock or a new deal (a card drawn, penalty cards,
+    cut-in cards, the next hand), which nobody has seen. The view is ``seat``'s view after
+    the move without those cards in ``hand`` (the seat's ``hand_count`` counts them). A move
+    that ends the hand shows its events up to ``hand_end`` only, that one reduced to
+    :data:`DRY_RUN_HAND_END`, and the view ``seat`` has now (``version``): the scores,
+    whether the match ends and the next deal all depend on cards the seat cannot see.
+    """
+    shown: list[dict[str, Any]] = []
+    unknown: list[str] = []
+    for event in events:
+        if event["type"] == "hand_end":
+            shown.append({**{k: event[k] for k in DRY_RUN_HAND_END}, "dry_run": True})
+            return {"game": seat_view(before, game_id, version, seat), "events": shown}
+        for facts in (event.get("private") or {}).get(str(seat), {}).values():
+            unknown.extend([facts] if isinstance(facts, str) else facts)
+        shown.append({**redact_event(event, PUBLIC), "dry_run": True})
+    view = seat_view(after, game_id, version + 1, seat)
+    hand: list[str] = view["hand"]
+    for card in unknown:
+        if card in hand:
+            hand.remove(card)
+    return {"game": view, "events": shown}
