@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from service.numbers import natural
 from service.rules import GameState, Move, Violation, apply, move_to_dict, new_game
 from service.rules.legal import legal_moves
 from service.rules.verify import verify as verify_log
@@ -277,9 +278,10 @@ class Referee:
         if not token:
             raise Unauthorized("a seat token is required: Authorization: Bearer <token>")
         parts = token.split(".")
-        if len(parts) != 3 or not parts[1].isdigit() or len(parts[1]) > 2:
+        seat = natural(parts[1], max_digits=2) if len(parts) == 3 else None
+        if seat is None:
             raise Unauthorized("malformed seat token")
-        return parts[0], int(parts[1])
+        return parts[0], seat
 
     def _authenticate(self, game_id: str, doc: Mapping[str, Any], token: str | None) -> int:
         """The seat ``token`` belongs to; raise :class:`Unauthorized` / :class:`Forbidden`."""

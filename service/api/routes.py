@@ -22,6 +22,7 @@ from webargs.flaskparser import abort as webargs_abort
 
 from service.api import fastpath, i18n, observe, schemas, security, streams
 from service.api.problems import PROBLEM_MIMETYPE, Problem
+from service.numbers import natural
 from service.referee import Answer, Referee
 from service.rules import (
     MalformedMove,
@@ -87,8 +88,10 @@ class Parser(FlaskParser):
 
     def load_json(self, req: Any, schema: ma.Schema) -> Any:
         """webargs' JSON body, and a body nested too deeply for Python's JSON decoder
-        (about a thousand levels: it raises ``RecursionError``) refused as malformed like
-        any other, instead of an internal error.
+        (about a thousand levels: it raises ``RecursionError``) or holding an integer of
+        more digits than Python converts (4,300: ``sys.get_int_max_str_digits()``; a
+        ``ValueError`` that is no ``JSONDecodeError``) refused as malformed like any other,
+        instead of an internal error.
 
         The body's ``Content-Type``: JSON is the only kind any endpoint takes. A body sent
         with no ``Content-Type`` at all is read as JSON (RFC 9110 section 8.3 lets the
@@ -108,11 +111,14 @@ class Parser(FlaskParser):
             if body:
                 try:
                     return strict_json(body)
-                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                    return self._handle_invalid_json_error(exc, req)
                 except DuplicateKey as exc:
                     webargs_abort(400, exc=exc, messages={"json": {exc.key: [
                         "Given more than once in one object."]}})
+                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                    return self._handle_invalid_json_error(exc, req)
+                except ValueError as exc:  # an integer too long to convert
+                    return self._handle_invalid_json_error(
+                        json.JSONDecodeError(str(exc), "", 0), req)
             return super().load_json(req, schema)
         except RecursionError:
             self._handle_invalid_json_error(
@@ -248,12 +254,12 @@ def _if_match(value: str | None) -> int | None:
     """The version an ``If-Match`` header (as ``MoveHeadersSchema`` loaded it) names."""
     if value is None or value.strip() == "*":
         return None
-    text = value.strip().removeprefix("W/").strip('"')
-    if not text.isdigit() or len(text) > 18:
+    version = natural(value.strip().removeprefix("W/").strip('"'))
+    if version is None:
         raise Problem(400, "Bad Request", 'If-Match must be a game version such as "12"',
                       code="MALFORMED_REQUEST",
                       errors=[{"field": "If-Match", "message": "not a version"}])
-    return int(text)
+    return version
 
 
 def _view_answer(answer: Answer, private: bool = False) -> Response:
@@ -449,8 +455,7 @@ class Events(MethodView):
         referee = _referee()
         viewer = referee.viewer(game_id, _bearer() if _has_auth() else None)  # 404 first
         if "text/event-stream" in request.headers.get("Accept", ""):
-            last = request.headers.get("Last-Event-ID", "").strip()
-            start = int(last) if last.isdigit() else after
+            start = streams.resume_after(request.headers.get("Last-Event-ID"), after)
             return streams.open_stream(referee, game_id, viewer, start)
         entries = referee.events(game_id, viewer, after, limit)
         body = {"game_id": game_id, "after": after, "entries": entries,

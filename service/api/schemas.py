@@ -13,6 +13,7 @@ from typing import Any
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from service.numbers import integer
 from service.rules import CardError, Code
 from service.rules.cards import canonical
 from service.rules.moves import MOVE_TYPES
@@ -82,6 +83,20 @@ class StrictBoolean(fields.Boolean):
         if not isinstance(value, bool):
             raise self.make_error("invalid", input=value)
         return value
+
+
+class QueryInteger(fields.Integer):
+    """An integer read from the query string: ASCII digits with an optional ``-``, at most
+    18 of them (:func:`service.numbers.integer`), where marshmallow's ``Integer`` reads
+    what ``int()`` reads (``١``, ``+1``, ``1_0``, thousands of digits)."""
+
+    def _validated(self, value: Any) -> int:
+        if isinstance(value, str):
+            number = integer(value)
+            if number is None:
+                raise self.make_error("invalid", input=value)
+            return number
+        return super()._validated(value)
 
 
 class StrictSchema(ma.Schema):
@@ -508,7 +523,7 @@ class HealthSchema(ma.Schema):
 
 
 class LegalMovesQuerySchema(ma.Schema):
-    limit = fields.Integer(load_default=500, validate=validate.Range(min=1, max=5000),
+    limit = QueryInteger(load_default=500, validate=validate.Range(min=1, max=5000),
                            metadata={"description": "most moves listed; `truncated` says "
                                                     "when the list was cut"})
 
@@ -534,10 +549,10 @@ class LegalMovesSchema(ma.Schema):
 
 
 class EventsQuerySchema(ma.Schema):
-    after = fields.Integer(load_default=0, validate=validate.Range(min=0),
-                           metadata={"description": "entries with a version above this"})
-    limit = fields.Integer(load_default=None, allow_none=True,
-                           validate=validate.Range(min=1, max=10_000))
+    after = QueryInteger(load_default=0, validate=validate.Range(min=0),
+                         metadata={"description": "entries with a version above this"})
+    limit = QueryInteger(load_default=None, allow_none=True,
+                         validate=validate.Range(min=1, max=10_000))
 
 
 class LogEntrySchema(ma.Schema):

@@ -20,6 +20,7 @@ from flask import Response, current_app, request
 
 from service.api.problems import Problem
 from service.config import Settings
+from service.numbers import natural
 from service.referee import Referee, UnknownGame
 from service.store import StoreError
 
@@ -66,6 +67,23 @@ def bound_unacknowledged(sock: socket.socket | None, seconds: float) -> None:
         return
     with contextlib.suppress(OSError):  # closed meanwhile
         sock.setsockopt(socket.IPPROTO_TCP, option, round(seconds * 1000))
+
+
+def resume_after(last_event_id: str | None, after: int) -> int:
+    """Where a stream starts: after the version its ``Last-Event-ID`` header names (what
+    the last stream sent as an event's ``id``), else after ``after``. A header that names
+    no version (ASCII digits, at most 18) is a 400: a stream resumed from a misread number
+    would skip or repeat moves."""
+    text = (last_event_id or "").strip()
+    if not text:
+        return after
+    version = natural(text)
+    if version is None:
+        raise Problem(400, "Bad Request",
+                      "Last-Event-ID must be the id of an event of this stream (a version)",
+                      code="MALFORMED_REQUEST",
+                      errors=[{"field": "Last-Event-ID", "message": "not a version"}])
+    return version
 
 
 def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) -> Response:
