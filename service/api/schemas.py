@@ -129,8 +129,11 @@ def _all_knobs() -> list[Knob]:
                 # one description for every variant (the general one), the allowed values of
                 # all of them (GET /v1/variants has each variant's own)
                 general = KNOBS.get(name, old)
-                knob = replace(general, choices=tuple(dict.fromkeys(old.choices
-                                                                    + knob.choices)),
+                choices = tuple(dict.fromkeys(old.choices + knob.choices))
+                limits = {key: (min(old.key_limits(key)[0], knob.key_limits(key)[0]),
+                                max(old.key_limits(key)[1], knob.key_limits(key)[1]))
+                          for key in choices}
+                knob = replace(general, choices=choices, limits=limits,
                                description=general.description + " Allowed values differ "
                                "by variant: see GET /v1/variants.")
             merged[name] = knob
@@ -152,12 +155,14 @@ def _knobs_spec() -> dict[str, Any]:
             if knob.nullable:
                 spec["nullable"] = True
         elif knob.kind == "int_or_enum":
-            spec["oneOf"] = [{"type": "integer", "minimum": knob.minimum},
+            spec["oneOf"] = [{"type": "integer", "minimum": knob.minimum,
+                              "maximum": knob.maximum},
                              {"type": "string", "enum": list(knob.choices)}]
         elif knob.kind == "match_end":
             spec.update(type="object", minProperties=1, maxProperties=1,
                         additionalProperties=False,
-                        properties={c: {"type": "integer", "minimum": 1}
+                        properties={c: {"type": "integer", "minimum": knob.key_limits(c)[0],
+                                        "maximum": knob.key_limits(c)[1]}
                                     for c in knob.choices})
         props[knob.name] = spec
     return {"type": "object", "additionalProperties": False, "properties": props,
@@ -440,6 +445,11 @@ class MoveResultSchema(ma.Schema):
 # Variants and errors
 
 
+class KnobBoundsSchema(ma.Schema):
+    minimum = fields.Integer(required=True)
+    maximum = fields.Integer(required=True)
+
+
 class KnobSchema(ma.Schema):
     name = fields.String(required=True)
     type = fields.String(required=True, validate=validate.OneOf(
@@ -448,8 +458,12 @@ class KnobSchema(ma.Schema):
     description = fields.String(required=True)
     default = fields.Raw(required=True, allow_none=True)
     values = fields.List(fields.Raw())
-    minimum = fields.Integer()
-    maximum = fields.Integer()
+    minimum = fields.Integer(metadata={"description": "int, int_or_enum: the least integer"})
+    maximum = fields.Integer(metadata={"description": "int, int_or_enum: the greatest "
+                                                      "integer"})
+    bounds = fields.Dict(keys=fields.String(), values=fields.Nested(KnobBoundsSchema),
+                         metadata={"description": "match_end: the least and greatest N "
+                                                  "of each key"})
     nullable = fields.Boolean()
 
 

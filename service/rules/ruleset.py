@@ -16,14 +16,20 @@ from typing import Any
 # Knobs
 
 
+MATCH_END_MAX = 100_000
+"""The largest target, number of deals or elimination total a ``match_end`` takes."""
+
+
 @dataclass(frozen=True)
 class Knob:
     """A house rule a game may set at creation.
 
     ``kind`` is ``"enum"`` (one of ``choices``), ``"bool"``, ``"int"`` (``minimum`` ..
     ``maximum``; ``nullable`` admits null = unlimited), ``"int_or_enum"`` (an integer from
-    ``minimum`` or one of ``choices``), or ``"match_end"`` (an object with exactly one of
-    ``choices`` as key and a positive integer value).
+    ``minimum`` to ``maximum`` or one of ``choices``), or ``"match_end"`` (an object with
+    exactly one of ``choices`` as key and an integer within that key's ``limits``).
+    Every integer a knob takes is bounded: a number beyond what the rule can mean (a
+    ``melds_per_turn`` of 2^64) would be kept for the game's whole life.
     """
 
     name: str
@@ -34,6 +40,28 @@ class Knob:
     minimum: int | None = None
     maximum: int | None = None
     nullable: bool = False
+    limits: Mapping[str, tuple[int, int]] = field(default_factory=dict, hash=False)
+    """``match_end``: each key's (minimum, maximum); 1 .. :data:`MATCH_END_MAX` unless
+    given."""
+
+    def key_limits(self, key: str) -> tuple[int, int]:
+        """A ``match_end`` key's (minimum, maximum)."""
+        return self.limits.get(key, (1, MATCH_END_MAX))
+
+    def _key_bounds(self) -> list[tuple[str, tuple[int, int]]]:
+        return [(key, self.key_limits(key)) for key in self.choices]
+
+    def _allowed(self) -> str:
+        """What the knob takes, for messages."""
+        if self.kind == "match_end":
+            return " or ".join(f'{{"{key}": N}} with N from {low} to {high}'
+                               for key, (low, high) in self._key_bounds())
+        allowed = f"an integer from {self.minimum} to {self.maximum}"
+        if self.choices:
+            allowed += " or " + " or ".join(repr(c) for c in self.choices)
+        if self.nullable:
+            allowed += " or null"
+        return allowed
 
     def check(self, value: Any) -> Any:
         """The normalized value, or raise :class:`RulesError` saying what is allowed."""
@@ -50,32 +78,20 @@ class Knob:
                 return None
             if self.kind == "int_or_enum" and isinstance(value, str) and value in self.choices:
                 return value
-            if isinstance(value, int) and not isinstance(value, bool):
-                if self.minimum is not None and value < self.minimum:
-                    raise RulesError(self.name, f"must be at least {self.minimum}")
-                if self.maximum is not None and value > self.maximum:
-                    raise RulesError(self.name, f"must be at most {self.maximum}")
+            if _within(value, (self.minimum, self.maximum)):
                 return value
-            allowed = "an integer"
-            if self.minimum is not None:
-                allowed += f" >= {self.minimum}"
-            if self.choices:
-                allowed += " or " + " or ".join(repr(c) for c in self.choices)
-            if self.nullable:
-                allowed += " or null"
-            raise RulesError(self.name, f"must be {allowed}")
+            raise RulesError(self.name, f"must be {self._allowed()}")
         if self.kind == "match_end":
-            if (isinstance(value, Mapping) and len(value) == 1):
+            if isinstance(value, Mapping) and len(value) == 1:
                 (key, n), = value.items()
-                if (key in self.choices and isinstance(n, int) and not isinstance(n, bool)
-                        and 1 <= n <= 100_000):
+                if key in self.choices and _within(n, self.key_limits(key)):
                     return {key: n}
-            shapes = " or ".join(f'{{"{c}": N}}' for c in self.choices)
-            raise RulesError(self.name, f"must be {shapes} with N a positive integer")
+            raise RulesError(self.name, f"must be {self._allowed()}")
         raise AssertionError(self.kind)  # pragma: no cover
 
     def describe(self, default: Any) -> dict[str, Any]:
-        """The knob as ``GET /v1/variants`` lists it."""
+        """The knob as ``GET /v1/variants`` lists it: for a number, its bounds
+        (``minimum``, ``maximum``; a ``match_end``'s by key under ``bounds``)."""
         out: dict[str, Any] = {"name": self.name, "type": self.kind, "rule": self.rule,
                                "description": self.description, "default": default}
         if self.choices:
@@ -84,9 +100,19 @@ class Knob:
             out["minimum"] = self.minimum
         if self.maximum is not None:
             out["maximum"] = self.maximum
+        if self.kind == "match_end":
+            out["bounds"] = {key: {"minimum": low, "maximum": high}
+                             for key, (low, high) in self._key_bounds()}
         if self.nullable:
             out["nullable"] = True
         return out
+
+
+def _within(value: Any, bounds: tuple[int | None, int | None]) -> bool:
+    """``value`` is an integer (not a bool) from ``bounds[0]`` to ``bounds[1]``."""
+    low, high = bounds
+    return (type(value) is int and (low is None or value >= low)
+            and (high is None or value <= high))
 
 
 class RulesError(ValueError):
@@ -104,7 +130,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          ("low", "high_or_low", "around")),
     Knob("melds_per_turn", "int_or_enum", "BASIC-MELDS-PER-TURN",
          "How many new melds a player may make in one turn (lay-offs are never limited).",
-         ("unlimited",), minimum=1),
+         ("unlimited",), minimum=1, maximum=20),  # 20: more than any hand could make
     Knob("lay_off_requires_own_meld", "bool", "BASIC-LAYOFF",
          "A player may lay off only after having melded in this hand."),
     Knob("must_discard_to_go_out", "bool", "BASIC-OUT",
@@ -155,18 +181,6 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          "A player out of turn may claim the top discard (with the top 3 stock cards) before "
          "the next player draws from the stock; the next player has priority."),
 )}
-
-
-class ContractsMatchEndKnob(Knob):
-    """DUMMY-END's ``match_end``: ``{"contracts": N}`` (N at most 12, the number of
-    contracts) or ``{"deals": N}``."""
-
-    def check(self, value: Any) -> Any:
-        out = super().check(value)
-        if out.get("contracts", 0) > 12:
-            raise RulesError(self.name, 'must be {"contracts": N} with N from 1 to 12 or '
-                                        '{"deals": N} with N a positive integer')
-        return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -301,11 +315,12 @@ DUMMY = Variant(
         "match_end": {"contracts": 12},
     },
     knob_overrides={
-        "match_end": ContractsMatchEndKnob(
+        "match_end": Knob(
             "match_end", "match_end", "DUMMY-END",
             'After the hand in which someone completes contract N ({"contracts": 12}: the '
             "lowest total among those who completed them all wins), or after a number of "
-            "deals (lowest total wins).", ("contracts", "deals")),
+            "deals (lowest total wins).", ("contracts", "deals"),
+            limits={"contracts": (1, 12)}),  # the twelve contracts
     },
 )
 """Dummy rummy (RULES.md DUMMY): its twelve contracts are in :mod:`service.rules.dummy`."""
