@@ -139,6 +139,17 @@ def _positive_float(text: str) -> float:
     return value
 
 
+ARRANGED_DEALS = ("allow", "forbid")
+"""What ``RUMMY_ARRANGED_DEALS`` takes: whether ``POST /v1/games`` accepts ``deals``."""
+
+
+def _arranged_deals(text: str) -> str:
+    value = text.strip().lower()
+    if value not in ARRANGED_DEALS:
+        raise ValueError(f"must be one of {', '.join(ARRANGED_DEALS)}, got {text!r}")
+    return value
+
+
 def _redis_url(text: str) -> str:
     # The URL may hold a password: messages show only its scheme.
     allowed = "redis://, rediss:// or unix://"
@@ -345,6 +356,11 @@ class Settings:
     #: RUMMY_API_KEYS: comma-separated keys; when set, creating a game needs one
     #: (``X-API-Key`` header). Empty: anyone may create games.
     api_keys: tuple[str, ...] = field(default=(), metadata=_env("RUMMY_API_KEYS", _keys))
+    #: RUMMY_ARRANGED_DEALS: whether a game may be created with an arranged deal (``deals``
+    #: in ``POST /v1/games``: its creator knows every hand and the stock): ``allow`` (the
+    #: default), or ``forbid`` (403 ``ARRANGED_DEALS_FORBIDDEN``).
+    arranged_deals: str = field(
+        default="allow", metadata=_env("RUMMY_ARRANGED_DEALS", _arranged_deals))
     #: RUMMY_METRICS: 1 serves Prometheus metrics at /metrics (0: off).
     metrics: bool = field(default=True, metadata=_env("RUMMY_METRICS", _flag))
     #: RUMMY_PIN_WORKERS: ``auto`` (the default) keeps each gunicorn worker on a CPU of its

@@ -334,10 +334,18 @@ class Games(MethodView):
     @blp.response(201, schemas.GameCreatedSchema,
                   headers={"Location": {"schema": {"type": "string"},
                                         "description": "/v1/games/{game_id}"}})
-    @_problems(400, 401, 413, 415, 429)
+    @_problems(400, 401, 403, 413, 415, 429)
     def post(self, data: dict[str, Any]) -> Response:
-        """Create a game; the answer holds each seat's secret token (shown only here)."""
-        security.require_api_key(current_app.extensions["settings"])
+        """Create a game; the answer holds each seat's secret token (shown only here).
+        ``deals`` (an arranged deal) is refused with 403 ``ARRANGED_DEALS_FORBIDDEN`` where
+        the server forbids them."""
+        settings = current_app.extensions["settings"]
+        security.require_api_key(settings)
+        if data["deals"] and settings.arranged_deals == "forbid":
+            raise Problem(403, "Forbidden", "this server does not accept arranged deals: "
+                          "create the game without deals", code="ARRANGED_DEALS_FORBIDDEN",
+                          errors=[{"field": "deals", "message": "arranged deals are not "
+                                                                "accepted on this server"}])
         security.check_create_limit()
         try:
             answer = _referee().create(data["variant"], data["players"], data["rules"],

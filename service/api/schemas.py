@@ -184,7 +184,9 @@ class GameCreateSchema(StrictSchema):
                             metadata={"description": "first dealer's seat (random if absent)"})
     deals = fields.List(fields.Nested(DealSchema), load_default=list,
                         validate=validate.Length(max=MAX_DEALS),
-                        metadata={"description": "arranged layouts for hands 1, 2, …"})
+                        metadata={"description": "arranged layouts for hands 1, 2, … "
+                                                 "(a server may refuse them: 403 "
+                                                 "ARRANGED_DEALS_FORBIDDEN)"})
 
     @ma.validates_schema(skip_on_field_errors=False)
     def _variant_and_rules(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -502,7 +504,8 @@ class ProblemSchema(ma.Schema):
     status = fields.Integer(required=True)
     detail = fields.String(required=True)
     code = fields.String(metadata={"description": "stable machine-readable code",
-                                   "enum": [c.value for c in Code] + ["MALFORMED_REQUEST"]})
+                                   "enum": [c.value for c in Code] + ["MALFORMED_REQUEST",
+                                                                    "ARRANGED_DEALS_FORBIDDEN"]})
     rule = fields.String(metadata={"description": "id of the rule that forbids the move "
                                                   "(docs/rules.md)"})
     errors = fields.List(fields.Nested(FieldErrorSchema),
