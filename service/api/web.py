@@ -32,9 +32,17 @@ def register_ceiling(app: Flask, client: StoreClient) -> None:
     returned as the body — what any endpoint on this stack costs at least."""
     from flask import request
 
+    from service.api.problems import Problem
+    from service.numbers import natural
+
     @app.get("/_bench/ceiling/<key>")
     def ceiling(key: str) -> Response:
-        size = min(max(int(request.args.get("size", "2048") or 2048), 1), 1 << 20)
+        asked = natural(request.args.get("size") or "2048", max_digits=7)
+        if asked is None:
+            raise Problem(400, "Bad Request", "size must be a number of bytes",
+                          code="MALFORMED_REQUEST",
+                          errors=[{"field": "size", "message": "not a number"}])
+        size = min(max(asked, 1), 1 << 20)
         name = f"bench:{{{key}}}"
         value = client.get(name)
         payload = value if isinstance(value, bytes) and len(value) == size else b"x" * size
