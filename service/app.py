@@ -28,7 +28,7 @@ from service.referee import (
     UnknownGame,
 )
 from service.rules import Code
-from service.store import GameStore, StoreError, StoreUnavailable, make_store_client
+from service.store import GameStore, StoreError, StoreFull, StoreUnavailable, make_store_client
 
 API_VERSION = "1.0.0"
 
@@ -66,7 +66,8 @@ def create_app(settings: Settings | None = None) -> Flask:
     observe.configure_logging(settings.log_level, settings.log_format)
 
     client = make_store_client(settings)
-    store = GameStore(client, ttl_seconds=settings.game_ttl_seconds)
+    store = GameStore(client, ttl_seconds=settings.game_ttl_seconds,
+                      idempotency_ttl_seconds=settings.idempotency_ttl_seconds)
     from service.referee import Referee
 
     app.extensions["referee"] = Referee(store)
@@ -155,6 +156,9 @@ def _register_referee_errors(app: Flask) -> None:
         headers={"Retry-After": "1"}).response())
     def store_down(error: StoreError) -> Response:
         observe.STORE_ERRORS.labels(type(error).__name__).inc()
+        if isinstance(error, StoreFull):  # nothing was written; it will not pass in a second
+            return P(503, "Service Unavailable", routes.STORE_FULL,
+                     headers={"Retry-After": routes.STORE_FULL_RETRY_AFTER}).response()
         if isinstance(error, StoreUnavailable):
             detail = ("the game store could not be reached or a write's outcome is unknown; "
                       "retry with the same Idempotency-Key")

@@ -288,6 +288,12 @@ class Settings:
     game_ttl_seconds: int = field(
         default=7 * 24 * 3600, metadata=_env("RUMMY_GAME_TTL_SECONDS", _int_at_least(1))
     )
+    #: RUMMY_IDEMPOTENCY_TTL_SECONDS: how long a move's Idempotency-Key is remembered (its
+    #: answer replayed); a game keeps at most its 256 newest keys in any case.
+    idempotency_ttl_seconds: int = field(
+        default=24 * 3600,
+        metadata=_env("RUMMY_IDEMPOTENCY_TTL_SECONDS", _int_at_least(1))
+    )
     #: RUMMY_MAX_BODY_BYTES: larger request bodies are refused (413).
     max_body_bytes: int = field(
         default=65536, metadata=_env("RUMMY_MAX_BODY_BYTES", _int_at_least(1))

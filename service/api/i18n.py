@@ -59,6 +59,8 @@ FIXED_DETAILS = (
     N_("the game store could not be reached or a write's outcome is unknown; retry with the "
        "same Idempotency-Key"),
     N_("the game store failed; retry"),
+    N_("the game store (Redis) is full: it refuses new games and moves until it has room "
+       "again"),
     N_("too many event streams on this server; retry, or poll GET …/events?after=N"),
     N_("the referee hit an unexpected error; nothing was changed"),
 )

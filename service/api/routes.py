@@ -35,6 +35,7 @@ from service.rules import (
 from service.rules.checks import MissingFact, check_one_meld, score_one_hand
 from service.rules.errors import N_, Message
 from service.rules.ruleset import VARIANTS, default_rules
+from service.store import StoreError
 
 
 class DuplicateKey(ValueError):
@@ -530,13 +531,29 @@ class Health(MethodView):
         return _json({"status": "ok"})
 
 
+STORE_FULL = ("the game store (Redis) is full: it refuses new games and moves until it has "
+              "room again")
+"""The detail of a 503 while Redis is out of memory (creates, moves, ``/readyz``)."""
+STORE_FULL_RETRY_AFTER = "5"
+"""Its ``Retry-After``: a full Redis does not empty in a second."""
+
+
 @ops.route("/readyz")
 class Ready(MethodView):
     @ops.response(200, schemas.HealthSchema)
     @ops.alt_response(503, schema=schemas.ProblemSchema, content_type=PROBLEM_MIMETYPE)
     def get(self) -> Response:
-        """Readiness: Redis answers."""
-        if not _referee().store.ping():
-            raise Problem(503, "Service Unavailable", "the game store (Redis) is unreachable",
-                          headers={"Retry-After": "1"})
+        """Readiness: Redis answers, and takes writes (it is not out of memory)."""
+        store = _referee().store
+        unreachable = Problem(503, "Service Unavailable", "the game store (Redis) is unreachable",
+                              headers={"Retry-After": "1"})
+        if not store.ping():
+            raise unreachable
+        try:
+            full = store.refuses_writes()
+        except StoreError:
+            raise unreachable from None
+        if full:
+            raise Problem(503, "Service Unavailable", STORE_FULL,
+                          headers={"Retry-After": STORE_FULL_RETRY_AFTER})
         return _json({"status": "ready"})

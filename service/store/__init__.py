@@ -18,14 +18,21 @@ from .errors import (
     OverLimit,
     StoreCorrupted,
     StoreError,
+    StoreFull,
     StoreUnavailable,
     VersionConflict,
 )
 from .keys import DEFAULT_NAMESPACE, GameKeys, game_keys
 from .records import Cached, IdempotencyRecord, Loaded
-from .redis_store import DEFAULT_KEEP_RECORDS, DEFAULT_TTL_SECONDS, GameStore
+from .redis_store import (
+    DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+    DEFAULT_KEEP_RECORDS,
+    DEFAULT_TTL_SECONDS,
+    GameStore,
+)
 
 __all__ = [
+    "DEFAULT_IDEMPOTENCY_TTL_SECONDS",
     "DEFAULT_KEEP_RECORDS",
     "DEFAULT_NAMESPACE",
     "DEFAULT_TTL_SECONDS",
@@ -42,6 +49,7 @@ __all__ = [
     "StoreClient",
     "StoreCorrupted",
     "StoreError",
+    "StoreFull",
     "StoreUnavailable",
     "VersionConflict",
     "Window",

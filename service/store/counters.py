@@ -13,18 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from redis.commands.core import Script
-
 from .client import StoreClient
 from .keys import validate_game_id
-from .lua import run
+from .lua import StoreScript, run
 
 __all__ = ["COUNT", "HIT", "Count", "Counters", "Window", "counts_of"]
 
 COUNT = """
 -- count(first, shift, out): one hit on each counter KEYS[i], i >= first, whose window is
 -- ARGV[i + shift] milliseconds (its expiry, set on a window's first hit); appends count
--- and milliseconds left of each to out.
+-- and milliseconds left of each to out. Its first write is an INCR: refused when Redis is
+-- out of memory (see lua.py), as a script's first write must be.
 local function count(first, shift, out)
   for i = first, #KEYS do
     local n = redis.call('INCR', KEYS[i])
@@ -74,9 +73,9 @@ def counts_of(replies: Sequence[Any]) -> list[Count]:
 class Counters:
     """Window counters on one client, under ``{namespace}:{{tag}}:…`` keys."""
 
-    def __init__(self, client: StoreClient, namespace: str) -> None:
+    def __init__(self, client: StoreClient, namespace: str, *, flags: bool = True) -> None:
         self._client = client
-        self._hit: Script = client.register_script(HIT)
+        self._hit = StoreScript(client, HIT, flags=flags)
         self._namespace = namespace
 
     def key(self, tag: str, name: str) -> str:

