@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from service import answers
 from service.numbers import natural
 from service.rules import GameState, Move, Violation, apply, move_to_dict, new_game
 from service.rules.legal import legal_moves
@@ -36,6 +37,7 @@ from service.store import (
     GameStore,
     IdempotentReplay,
     Loaded,
+    StoreCorrupted,
     StoreError,
     VersionConflict,
     Window,
@@ -438,7 +440,8 @@ class Referee:
             new_doc = {"state": new_state.to_compact(), "tokens": tokens}
             log_record = _encode({"version": version + 1, "seat": seat,
                                   "move": move_to_dict(move), "events": events})
-            idem = (scope, fingerprint, response) if scope is not None else None
+            idem = ((scope, fingerprint, answers.pack(response, new_state.variant))
+                    if scope is not None else None)
             counting, pending = pending, UNMETERED
             try:
                 self.store.commit(
@@ -464,8 +467,13 @@ class Referee:
         raise Contention(f"game {game_id!r} is busy; retry")
 
     @staticmethod
-    def _replay(stored_fingerprint: str, response: bytes, fingerprint: str) -> Answer:
+    def _replay(stored_fingerprint: str, stored: bytes, fingerprint: str) -> Answer:
+        """The first answer of a key (kept compressed: :mod:`service.answers`)."""
         if not hmac.compare_digest(stored_fingerprint, fingerprint):
             raise KeyReused("this Idempotency-Key was already used with another request")
+        try:
+            response = answers.unpack(stored)
+        except ValueError as exc:
+            raise StoreCorrupted(f"an idempotency record's answer: {exc}") from None
         body = _decode(response)
         return Answer(body, int(body["game"]["version"]), replayed=True, raw=response)
