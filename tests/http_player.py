@@ -65,6 +65,22 @@ class FlaskTransport:
         return Reply(resp.status_code, dict(resp.headers), resp.get_data())
 
 
+def log_entries(transport: Transport, game_id: str, *, token: str | None = None,
+                after: int = 0) -> list[dict[str, Any]]:
+    """Every entry of a game's move log after version ``after``, page after page
+    (``GET …/events`` answers at most ``limit`` entries and says ``has_more``)."""
+    entries: list[dict[str, Any]] = []
+    while True:
+        reply = transport.request("GET", f"/v1/games/{game_id}/events?after={after}&limit=1000",
+                                  token=token)
+        assert reply.status == 200, reply.raw[:300]
+        page = reply.body
+        entries += page["entries"]
+        after = page["last_version"]
+        if not page["has_more"]:
+            return entries
+
+
 class RequestsTransport:
     """Requests over real HTTP with a ``requests.Session``; every request has a timeout.
 

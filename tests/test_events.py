@@ -14,13 +14,17 @@ import json
 import socket
 import time
 from collections.abc import Iterator
+from random import Random
 from typing import Any
 
 import pytest
 from deals import arranged, auth
 from flask.testing import FlaskClient
+from http_player import FlaskTransport
+from test_reliability import create_game, next_move
 from werkzeug.test import TestResponse
 
+from service.api.schemas import EVENTS_PAGE, EVENTS_PAGE_MAX
 from service.api.streams import bound_unacknowledged
 from service.app import create_app
 from service.config import Settings
@@ -510,3 +514,60 @@ def test_a_streams_connection_is_bounded_and_the_bound_lifted() -> None:
     left, right = socket.socketpair()  # not TCP: left alone
     with left, right:
         bound_unacknowledged(left, 30)
+
+
+# ---------------------------------------------------------------------------------------
+# Pages of a long log
+
+
+def long_game(client: FlaskClient, moves: int) -> str:
+    """A basic game (that never ends) with ``moves`` moves; its id."""
+    transport = FlaskTransport(client)
+    game = create_game(transport, players=2)
+    rng = Random(5)
+    for _ in range(moves):
+        token = game.turn_token()
+        if game.view.get("seat") != game.view["turn"]["seat"]:
+            game.view = transport.request("GET", f"{game.path}/me", token=token).body
+        reply = transport.request("POST", f"{game.path}/moves", token=token,
+                                  body=next_move(game.view, rng))
+        assert reply.status == 200, reply.raw[:300]
+        game.view = reply.body["game"]
+    return game.game_id
+
+
+def test_a_long_log_comes_in_pages(client: FlaskClient) -> None:
+    game_id = long_game(client, 250)
+    path = f"/v1/games/{game_id}/events"
+    first = client.get(path).get_json()
+    assert [e["version"] for e in first["entries"]] == list(range(1, EVENTS_PAGE + 1))
+    assert (first["last_version"], first["has_more"]) == (EVENTS_PAGE, True)
+    seen, after, pages = [], 0, 0
+    while True:
+        page = client.get(f"{path}?after={after}&limit=70").get_json()
+        seen += [e["version"] for e in page["entries"]]
+        after, pages = page["last_version"], pages + 1
+        if not page["has_more"]:
+            break
+    assert seen == list(range(1, 251)) and pages == 4
+    everything = client.get(f"{path}?limit={EVENTS_PAGE_MAX}").get_json()
+    assert len(everything["entries"]) == 250 and not everything["has_more"]
+    exact = client.get(f"{path}?after=150&limit=100").get_json()
+    assert (len(exact["entries"]), exact["has_more"]) == (100, False)
+    end = client.get(f"{path}?after=250").get_json()
+    assert (end["entries"], end["last_version"], end["has_more"]) == ([], 250, False)
+    for limit in (EVENTS_PAGE_MAX + 1, 0, 10**6):
+        body = assert_problem(client.get(f"{path}?limit={limit}"), 400, fields={"limit"})
+        assert str(EVENTS_PAGE_MAX) in json.dumps(body) or limit == 0
+
+
+def test_a_stream_sends_a_long_log_whole(client: FlaskClient, sse_client: FlaskClient
+                                         ) -> None:
+    game_id = long_game(client, 250)  # (the stream's app has rate limits)
+    resp = sse_client.get(f"/v1/games/{game_id}/events", headers=SSE, buffered=False)
+    stream = Stream(resp)
+    try:
+        frames = stream.moves_until(250)
+    finally:
+        stream.close()
+    assert [int(f["id"]) for f in frames] == list(range(1, 251))

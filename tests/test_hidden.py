@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from bot import choose_move
 from flask.testing import FlaskClient
+from http_player import FlaskTransport, log_entries
 
 from service.rules import GameState, Violation, apply
 from service.rules.moves import move_to_dict
@@ -124,11 +125,11 @@ class Table:
 
     def log_checks(self) -> None:
         records = {v: json.loads(r) for v, r in self.store.log(self.game_id)}
-        public = self.client.get(f"/v1/games/{self.game_id}/events").get_json()["entries"]
+        transport = FlaskTransport(self.client)
+        public = log_entries(transport, self.game_id)
         self.check_log(None, public, records)
         for seat in range(len(self.tokens)):
-            mine = self.client.get(f"/v1/games/{self.game_id}/events",
-                                   headers=self.auth(seat)).get_json()["entries"]
+            mine = log_entries(transport, self.game_id, token=self.tokens[seat])
             self.check_log(seat, mine, records)
 
     def step(self) -> bool:

@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 import redis
-from http_player import FlaskTransport, Reply, Transport
+from http_player import FlaskTransport, Reply, Transport, log_entries
 from serving import Server
 
 from service.app import create_app
@@ -249,12 +249,9 @@ def fetch_log(transport: Transport, game_id: str) -> tuple[int, list[dict[str, A
     """(version of the public view, every log entry)."""
     public = transport.request("GET", f"/v1/games/{game_id}")
     assert public.status == 200, public.raw[:300]
-    events = transport.request("GET", f"/v1/games/{game_id}/events?after=0")
-    assert events.status == 200, events.raw[:300]
     version: int = public.body["version"]
     assert header(public, "ETag") == f'"{version}"'
-    entries: list[dict[str, Any]] = events.body["entries"]
-    return version, entries
+    return version, log_entries(transport, game_id)
 
 
 def same_move(entry: Mapping[str, Any], seat: int, move: Mapping[str, Any]) -> bool:

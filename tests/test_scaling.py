@@ -30,6 +30,7 @@ from http_player import (
     Reply,
     RequestsTransport,
     Transport,
+    log_entries,
 )
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
@@ -513,7 +514,7 @@ def test_a_whole_game_on_a_cluster_with_every_key_of_a_game_in_one_slot(
     assert final["winners"]
 
     # the move log, as JSON and as a server-sent event stream
-    entries = client.get(f"/v1/games/{game_id}/events?after=0").get_json()["entries"]
+    entries = log_entries(FlaskTransport(client), game_id)
     assert [e["version"] for e in entries] == list(range(1, player.moves + 1))
     stream = client.get(f"/v1/games/{game_id}/events?after={player.moves - 3}",
                         headers={"Accept": "text/event-stream"})
@@ -741,7 +742,7 @@ def test_a_whole_game_on_a_sentinel_managed_primary_through_two_failovers(
     assert len(primaries) == 3 and primaries[0] != primaries[1] != primaries[2]
     assert primaries[2] == primaries[0]  # the first primary, a replica since, took over
     assert final["status"] == "finished" and final["version"] == player.moves
-    entries = client.get(f"/v1/games/{game_id}/events?after=0").get_json()["entries"]
+    entries = log_entries(FlaskTransport(client), game_id)
     assert [e["version"] for e in entries] == list(range(1, player.moves + 1))
     assert transport.retried, "the crash should have cost at least one 503"
     assert client.get("/readyz").status_code == 200

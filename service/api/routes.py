@@ -459,16 +459,21 @@ class Events(MethodView):
         "events instead: one `move` event per log entry (`id` = its version), heartbeat "
         "comments, resumable with `Last-Event-ID`."))
     @_problems(400, 401, 403, 404, 503)
-    def get(self, game_id: str, after: int, limit: int | None) -> Response:
-        """The move log from version ``after``: the public's view, or a seat's (token)."""
+    def get(self, game_id: str, after: int, limit: int) -> Response:
+        """The move log from version ``after``: the public's view, or a seat's (token).
+
+        A page holds at most ``limit`` entries; a stream sends them all."""
         referee = _referee()
         viewer = referee.viewer(game_id, _bearer() if _has_auth() else None)  # 404 first
         if "text/event-stream" in request.headers.get("Accept", ""):
             start = streams.resume_after(request.headers.get("Last-Event-ID"), after)
             return streams.open_stream(referee, game_id, viewer, start)
-        entries = referee.events(game_id, viewer, after, limit)
+        entries = referee.events(game_id, viewer, after, limit + 1)  # one more: has_more
+        has_more = len(entries) > limit
+        del entries[limit:]
         body = {"game_id": game_id, "after": after, "entries": entries,
-                "last_version": entries[-1]["version"] if entries else after}
+                "last_version": entries[-1]["version"] if entries else after,
+                "has_more": has_more}
         return _json(body, private=viewer is not None)
 
 

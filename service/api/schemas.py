@@ -565,11 +565,20 @@ class LegalMovesSchema(ma.Schema):
     compound = fields.Nested(CompoundSchema, allow_none=True, required=True)
 
 
+EVENTS_PAGE = 100
+"""The entries of a ``GET …/events`` page when ``limit`` is not given."""
+EVENTS_PAGE_MAX = 1000
+"""The most entries a page may ask for (``limit``)."""
+
+
 class EventsQuerySchema(ma.Schema):
     after = QueryInteger(load_default=0, validate=validate.Range(min=0),
                          metadata={"description": "entries with a version above this"})
-    limit = QueryInteger(load_default=None, allow_none=True,
-                         validate=validate.Range(min=1, max=10_000))
+    limit = QueryInteger(
+        load_default=EVENTS_PAGE, validate=validate.Range(min=1, max=EVENTS_PAGE_MAX),
+        metadata={"description": f"entries on the page at most (default {EVENTS_PAGE}, at "
+                                 f"most {EVENTS_PAGE_MAX}); `has_more` says whether more "
+                                 "follow"})
 
 
 class LogEntrySchema(ma.Schema):
@@ -586,6 +595,9 @@ class EventsPageSchema(ma.Schema):
     last_version = fields.Integer(required=True, metadata={
         "description": "the version of the last entry on this page (`after` when there is "
                        "none): the `after` of the next page"})
+    has_more = fields.Boolean(required=True, metadata={
+        "description": "whether entries after `last_version` exist already: ask for the "
+                       "next page with `after=last_version`"})
 
 
 class MeldCheckSchema(StrictSchema):
