@@ -38,7 +38,7 @@ OPENAPI_INFO: dict[str, Any] = {
         "of each variant, applies legal ones atomically, and keeps score. Rule ids (e.g. "
         "`C-STOCK`, `BASIC-RUMMY`) refer to the rules reference, `docs/rules.md` in the "
         "project's repository; every refusal is `application/problem+json` with a stable "
-        "`code` and the `rule` it enforces."
+        "`code` and the `rule` it enforces. The API in depth: `docs/api.md`."
     ),
 }
 

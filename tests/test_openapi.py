@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -247,3 +248,30 @@ def test_docs_page_works_offline(client: FlaskClient) -> None:
     assert "http://" not in page
     assert "https://" not in page
     assert '"/openapi.json"' in page
+
+
+def _texts(node: Any, at: str = "") -> list[tuple[str, str]]:
+    """Every ``description`` and ``summary`` in ``node``, with its JSON pointer."""
+    if isinstance(node, dict):
+        found = [(f"{at}/{key}", value) for key, value in node.items()
+                 if key in ("description", "summary") and isinstance(value, str)]
+        for key, value in node.items():
+            found.extend(_texts(value, f"{at}/{key}"))
+        return found
+    if isinstance(node, list):
+        return [t for i, item in enumerate(node) for t in _texts(item, f"{at}/{i}")]
+    return []
+
+
+def test_the_docs_page_text_is_markdown_naming_only_files_the_repository_holds(
+        app: Flask) -> None:
+    """Swagger UI renders descriptions as Markdown: a docstring's RST markup (double
+    backticks, ``:role:`` references) would show literally, and a file named there must be
+    one the repository holds (the rules and the API are in docs/)."""
+    texts = _texts(generated(app))
+    assert len(texts) > 50  # the walk found the document's texts
+    rst = re.compile(r"``|:[a-z]+:`|`_\b")
+    assert [(at, text) for at, text in texts if rst.search(text)] == []
+    assert [(at, text) for at, text in texts if "API.md" in text or "RULES.md" in text] == []
+    for named in {m for _, text in texts for m in re.findall(r"docs/[\w./-]+\.md", text)}:
+        assert named in ("docs/api.md", "docs/rules.md"), named

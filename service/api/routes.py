@@ -401,7 +401,7 @@ class Moves(MethodView):
     @blp.response(200, schemas.MoveResultSchema)
     @_problems(400, 401, 403, 404, 412, 413, 415, 422, 503)
     def post(self, game_id: str) -> Response:
-        """Propose a move; applied atomically if legal (``dry_run=true``: validate only)."""
+        """Propose a move; applied atomically if legal (`dry_run=true`: validate only)."""
         # the hot endpoint parses its arguments here, in the order (and with the parser and
         # schemas) the documenting decorators name, without their three wrappers per call
         parser = blp.ARGUMENTS_PARSER
@@ -460,9 +460,9 @@ class Events(MethodView):
         "comments, resumable with `Last-Event-ID`."))
     @_problems(400, 401, 403, 404, 503)
     def get(self, game_id: str, after: int, limit: int) -> Response:
-        """The move log from version ``after``: the public's view, or a seat's (token).
+        """The move log from version `after`: the public's view, or a seat's (token).
 
-        A page holds at most ``limit`` entries; a stream sends them all."""
+        A page holds at most `limit` entries; a stream sends them all."""
         referee = _referee()
         viewer = referee.viewer(game_id, _bearer() if _has_auth() else None)  # 404 first
         if "text/event-stream" in request.headers.get("Accept", ""):
