@@ -22,10 +22,12 @@ RUN pip install --no-cache-dir .
 # --- runtime: the venv only, run by an unprivileged user ---
 FROM python:3.11-slim
 
+# JSON log lines, one per request, whether or not the container has a terminal
 ENV PATH="/opt/venv/bin:$PATH" \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
-    RUMMY_BIND=0.0.0.0:8000
+    RUMMY_BIND=0.0.0.0:8000 \
+    RUMMY_LOG_FORMAT=json
 
 RUN groupadd --system --gid 10001 rummy \
     && useradd --system --no-log-init --uid 10001 --gid 10001 --no-create-home \

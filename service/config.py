@@ -103,10 +103,13 @@ def _keys(text: str) -> tuple[str, ...]:
     return keys
 
 
+LOG_FORMATS = ("auto", "json", "text")
+
+
 def _log_format(text: str) -> str:
     value = text.strip().lower()
-    if value not in ("json", "text"):
-        raise ValueError(f"must be json or text, got {text!r}")
+    if value not in LOG_FORMATS:
+        raise ValueError(f"must be auto, json or text, got {text!r}")
     return value
 
 
@@ -380,10 +383,12 @@ class Settings:
     #: wakes first. Only for a HOST:PORT bind.
     reuse_port: bool = field(default=True, metadata=_env("RUMMY_REUSE_PORT", _flag))
     #: RUMMY_ACCESS_LOG: 1 has gunicorn write its own access line to stdout as well (0, the
-    #: default: the service's JSON line per request is the access log).
+    #: default: the service's line per request is the access log).
     access_log: bool = field(default=False, metadata=_env("RUMMY_ACCESS_LOG", _flag))
-    #: RUMMY_LOG_FORMAT: json (one JSON object per line) or text.
-    log_format: str = field(default="json", metadata=_env("RUMMY_LOG_FORMAT", _log_format))
+    #: RUMMY_LOG_FORMAT: ``json`` (one JSON object per line), ``text`` (one readable line,
+    #: in the format of gunicorn's own), or ``auto`` (the default): text when the log goes
+    #: to a terminal, else JSON. The Docker image sets ``json``.
+    log_format: str = field(default="auto", metadata=_env("RUMMY_LOG_FORMAT", _log_format))
     #: RUMMY_BENCHMARK: 1 serves the benchmark's ceiling endpoint (one Redis GET + SET);
     #: never set it in production.
     benchmark: bool = field(default=False, metadata=_env("RUMMY_BENCHMARK", _flag))

@@ -16,6 +16,7 @@ docker-compose.yml.
 
 import gc
 import json
+import logging
 import os
 import select
 import shutil as _shutil
@@ -178,11 +179,11 @@ def _hand_over_on_stop(worker: Any) -> None:
     worker.set_accept_enabled = set_accept_enabled
 
 
-# Logs go to the console (12-factor). The service writes one JSON line per request itself
-# (service.api.observe), so gunicorn's access line, which says the same again, is off unless
-# RUMMY_ACCESS_LOG asks for it (then on stdout); its error log goes to stderr. Measured in six
-# interleaved pairs of benchmark runs, dropping that line raised the floor's calls/s by 17%
-# and the moves/s by 8%.
+# Logs go to the console (12-factor). The service writes one line per request itself
+# (service.api.observe: JSON, or text on a terminal; RUMMY_LOG_FORMAT), so gunicorn's access
+# line, which says the same again, is off unless RUMMY_ACCESS_LOG asks for it (then on
+# stdout); its error log goes to stderr. Measured in six interleaved pairs of benchmark runs,
+# dropping that line raised the floor's calls/s by 17% and the moves/s by 8%.
 accesslog = "-" if _settings.access_log else None
 errorlog = "-"
 loglevel = _settings.log_level.lower()
@@ -239,17 +240,32 @@ def _tcp_binds(server: Any) -> list[str]:
 
 
 def when_ready(server: Any) -> None:
-    """Say where the service listens, and whether the workers keep to a CPU each. With
-    ``reuse_port`` the master binds nothing, so gunicorn's own start-up line names no
-    address (``Listening at:  (pid)``); each worker binds ``RUMMY_BIND`` itself, as it
-    boots."""
+    """Say where the service listens, with the addresses of its API docs and web table, and
+    how its workers run. With ``reuse_port`` the master binds nothing (each worker binds
+    ``RUMMY_BIND`` itself, as it boots), so gunicorn's own start-up line would name no
+    address: :class:`_NoEmptyAddress` drops it."""
+    for address in _tcp_binds(server):
+        url = f"http://{address}"
+        server.log.info("Serving on %s — API docs %s/docs, web table %s/play", url, url, url)
+    sockets = ", each on a socket of its own (SO_REUSEPORT)" if reuse_port else ""
     pinned = "" if pinned_cpus(server.num_workers) is None else ", each kept to a CPU of its own"
-    if reuse_port:
-        for address in _tcp_binds(server):
-            server.log.info("Listening at: http://%s (%d workers, each on a socket of its "
-                            "own, SO_REUSEPORT%s)", address, server.num_workers, pinned)
-    elif pinned:
-        server.log.info("%d workers%s", server.num_workers, pinned)
+    server.log.info("%d workers x %d threads%s%s", server.num_workers, server.cfg.threads,
+                    sockets, pinned)
+
+
+class _NoEmptyAddress(logging.Filter):
+    """Drops gunicorn's ``Listening at: %s`` lines that name no address (``Listening at:
+    (pid)``): with ``reuse_port`` the master has no socket to name; :func:`when_ready`
+    says where the workers listen."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not (str(record.msg).startswith("Listening at: %s") and args and not args[0])
+
+
+_gunicorn_log = logging.getLogger("gunicorn.error")
+if not any(isinstance(f, _NoEmptyAddress) for f in _gunicorn_log.filters):
+    _gunicorn_log.addFilter(_NoEmptyAddress())
 
 
 def on_starting(server: Any) -> None:

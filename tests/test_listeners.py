@@ -111,7 +111,7 @@ def test_gunicorns_own_bind_is_the_address_checked_and_announced(redis_url: str,
                     conn.close()
                 assert time.monotonic() < deadline, log.read_text()
                 time.sleep(0.1)
-            assert f"Listening at: http://127.0.0.1:{port} (1 workers" in log.read_text()
+            assert f"Serving on http://127.0.0.1:{port} — " in log.read_text()
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=30)

@@ -1,4 +1,5 @@
-"""Request ids, one JSON log line per request (never a card), Prometheus metrics."""
+"""Request ids, one log line per request (JSON, or text on a terminal; never a card),
+Prometheus metrics."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import json
 import logging
 import os
 import re
+import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +17,8 @@ import pytest
 from flask.testing import FlaskClient
 from serving import served
 
-from service.api.observe import JsonFormatter, new_request_id
+from service.api import observe
+from service.api.observe import JsonFormatter, TextFormatter, new_request_id
 from service.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -290,3 +294,39 @@ def test_every_labelled_metric_keeps_its_labels_to_their_known_values() -> None:
     observe.REQUESTS("/x", "BREW", "999").inc()
     assert value("rummy_http_requests_total", route="/x", method="other",
                  status="other") == before + 1
+
+
+def test_a_text_log_line_is_one_readable_line_in_gunicorns_format() -> None:
+    """``RUMMY_LOG_FORMAT=text`` (the default on a terminal): a request is one line, in the
+    format of gunicorn's own lines beside it; another record is its message and, for an
+    error, its traceback."""
+    formatter = TextFormatter()
+    record = _record(1_800_000_000.25, method="POST", route="/v1/games/<game_id>/moves",
+                     path="/v1/games/g1/moves", status=422, duration_ms=3.25, game_id="g1",
+                     request_id="r" * 32, remote="127.0.0.1")
+    record.process = 4242
+    when = time.strftime("%Y-%m-%d %H:%M:%S %z", time.localtime(record.created))
+    assert formatter.format(record) == (
+        f"[{when}] [4242] [INFO] POST /v1/games/g1/moves 422 3.25 ms")
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        error = logging.LogRecord("service.api", logging.ERROR, __file__, 1, "unhandled error",
+                                  None, sys.exc_info())
+    error.created, error.process = 1_800_000_000.0, 7
+    lines = formatter.format(error).splitlines()
+    assert lines[0] == f"[{when}] [7] [ERROR] unhandled error"
+    assert lines[-1] == "RuntimeError: boom"
+
+
+@pytest.mark.parametrize(("setting", "terminal", "chosen"), [
+    ("auto", True, TextFormatter), ("auto", False, JsonFormatter),
+    ("json", True, JsonFormatter), ("text", False, TextFormatter)])
+def test_the_log_format_is_text_on_a_terminal_unless_set(
+        monkeypatch: pytest.MonkeyPatch, setting: str, terminal: bool, chosen: type) -> None:
+    class Stderr:
+        def isatty(self) -> bool:
+            return terminal
+
+    monkeypatch.setattr(observe.sys, "stderr", Stderr())
+    assert isinstance(observe.formatter_for(setting), chosen)

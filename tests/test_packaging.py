@@ -351,6 +351,7 @@ def test_settings_defaults() -> None:
     assert settings.bind == "127.0.0.1:8000"
     assert settings.access_log is False
     assert settings.pin_workers is None  # auto
+    assert settings.log_format == "auto"  # text on a terminal, else JSON
 
 
 def test_every_setting_has_its_own_environment_variable() -> None:
@@ -395,6 +396,9 @@ def test_settings_read_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) ->
         ("RUMMY_PIN_WORKERS", "yes", "pin_workers", True),
         ("RUMMY_PIN_WORKERS", "0", "pin_workers", False),
         ("RUMMY_PIN_WORKERS", " Auto ", "pin_workers", None),
+        ("RUMMY_LOG_FORMAT", "JSON", "log_format", "json"),
+        ("RUMMY_LOG_FORMAT", "text", "log_format", "text"),
+        ("RUMMY_LOG_FORMAT", "auto", "log_format", "auto"),
     ],
 )
 def test_settings_parse_good_values(var: str, text: str, attr: str, value: object) -> None:
@@ -434,6 +438,7 @@ def test_settings_parse_good_values(var: str, text: str, attr: str, value: objec
         ("RUMMY_BIND", "0.0.0.0:70000"),
         ("RUMMY_BIND", "unix:"),
         ("RUMMY_ACCESS_LOG", "maybe"),
+        ("RUMMY_LOG_FORMAT", "yaml"),
         ("RUMMY_PIN_WORKERS", "2"),
     ],
 )

@@ -7,18 +7,24 @@ import contextlib
 import http.client
 import json
 import os
+import pty
+import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import requests
 from http_player import REQUEST_TIMEOUT, HttpPlayer, RequestsTransport
-from serving import Server, served
+from serving import START_TIMEOUT, STOP_TIMEOUT, Server, plain_env, rummy_referee, served
+
+from service.redis_server import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +44,8 @@ def test_a_complete_match_over_http_then_a_graceful_stop(server: Server) -> None
         assert health.status_code == 200
         # the master binds nothing (each worker binds with SO_REUSEPORT); the log still
         # says where the service listens
-        assert f"Listening at: http://127.0.0.1:{server.port} (2 workers" in server.output()
+        assert f"Serving on http://127.0.0.1:{server.port} — " in server.output()
+        assert "2 workers x 4 threads, each on a socket of its own" in server.output()
 
         resp = session.post(f"{server.base_url}/v1/games", timeout=REQUEST_TIMEOUT,
                             json={"variant": "basic", "players": ["Ana", "Bo"],
@@ -78,6 +85,109 @@ def test_a_complete_match_over_http_then_a_graceful_stop(server: Server) -> None
     assert server.terminate() == 0, server.output()
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{server.base_url}/healthz", timeout=2)
+
+
+class _Terminal:
+    """``rummy-referee serve`` writing to a terminal (a pseudo-terminal read by a thread),
+    as a newcomer runs it."""
+
+    def __init__(self, tmp_path: Path, redis_url: str | None,
+                 env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        environ = plain_env() | {"RUMMY_DATA_DIR": str(tmp_path / "data")} | (env or {})
+        if redis_url is not None:
+            environ["REDIS_URL"] = redis_url
+        controller, terminal = pty.openpty()
+        self.proc = subprocess.Popen(
+            [rummy_referee(), "serve", "--port", str(self.port), "--workers", "1"],
+            env=environ, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=terminal,
+            stderr=terminal, start_new_session=True)
+        os.close(terminal)
+        self._text = bytearray()
+        self._reader = threading.Thread(target=self._read, args=(controller,), daemon=True)
+        self._reader.start()
+
+    def _read(self, controller: int) -> None:
+        with contextlib.suppress(OSError):  # EIO once every writer has closed it
+            while chunk := os.read(controller, 65536):
+                self._text.extend(chunk)
+        os.close(controller)
+
+    def output(self) -> str:
+        return self._text.decode(errors="replace").replace("\r\n", "\n")
+
+    def lines_saying(self, text: str, count: int, within: float = 5.0) -> list[str]:
+        """The output's lines that hold ``text``, once there are ``count`` of them."""
+        deadline = time.monotonic() + within
+        while True:
+            found = [line for line in self.output().splitlines() if text in line]
+            if len(found) >= count or time.monotonic() > deadline:
+                return found
+            time.sleep(0.05)
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.output()
+            with contextlib.suppress(requests.RequestException):
+                if requests.get(f"{self.base_url}/readyz", timeout=2).status_code == 200:
+                    return
+            time.sleep(0.1)
+        pytest.fail(f"not ready after {START_TIMEOUT} s:\n{self.output()}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self._reader.join(timeout=10)
+
+
+@pytest.fixture
+def on_a_terminal(tmp_path: Path) -> Iterator[Callable[..., _Terminal]]:
+    started: list[_Terminal] = []
+
+    def start(redis_url: str | None, env: dict[str, str] | None = None) -> _Terminal:
+        started.append(_Terminal(tmp_path, redis_url, env))
+        return started[-1]
+
+    yield start
+    for one in started:
+        one.close()
+
+
+def test_on_a_terminal_serve_names_its_pages_and_logs_a_readable_line_per_request(
+        on_a_terminal: Callable[..., _Terminal], redis_url: str) -> None:
+    """What a newcomer sees: where the API docs and the web table are (never an address
+    left empty), and each request as one line they can read."""
+    server = on_a_terminal(redis_url)
+    server.wait_ready()
+    url = server.base_url
+    assert server.lines_saying("Serving on", 1) and (
+        f"Serving on {url} — API docs {url}/docs, web table {url}/play" in server.output())
+    assert "Listening at:  (" not in server.output()
+    assert requests.get(f"{url}/docs", timeout=REQUEST_TIMEOUT).status_code == 200
+    assert requests.get(f"{url}/play", timeout=REQUEST_TIMEOUT).status_code == 200
+    for _ in range(2):
+        requests.get(f"{url}/healthz?seen=1", timeout=REQUEST_TIMEOUT)
+    logged = server.lines_saying("/healthz", 2)
+    assert len(logged) == 2, server.output()
+    assert all(re.fullmatch(r"\[.+\] \[\d+\] \[INFO\] GET /healthz 200 [\d.]+ ms", line)
+               for line in logged), logged
+    assert not [line for line in server.output().splitlines() if line.startswith("{")]
+
+
+def test_on_a_terminal_logs_are_json_when_set(on_a_terminal: Callable[..., _Terminal],
+                                              redis_url: str) -> None:
+    server = on_a_terminal(redis_url, {"RUMMY_LOG_FORMAT": "json"})
+    server.wait_ready()
+    requests.get(f"{server.base_url}/healthz", timeout=REQUEST_TIMEOUT)
+    (line,) = server.lines_saying('"/healthz"', 1)
+    assert json.loads(line)["status"] == 200
 
 
 def test_a_keep_alive_connection_closes_after_its_request_budget(

@@ -1,5 +1,6 @@
-"""Watching the referee: a request id on every request, one JSON log line per request, and
-Prometheus metrics at ``/metrics`` (multiprocess mode under gunicorn).
+"""Watching the referee: a request id on every request, one log line per request (JSON, or
+a readable line on a terminal: ``RUMMY_LOG_FORMAT``), and Prometheus metrics at
+``/metrics`` (multiprocess mode under gunicorn).
 
 No log line holds a card: requests are logged by method, route, status, duration, game id
 and request id only, never their bodies or answers.
@@ -163,8 +164,36 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(doc, default=str).decode()
 
 
+class TextFormatter(logging.Formatter):
+    """One readable line per record, in the format of gunicorn's own lines, which it is
+    written among: ``[2027-01-15 08:00:00 +0000] [4242] [INFO] GET /healthz 200 0.52 ms``
+    for a request (its method, path, status and duration), the message for any other
+    record, then its traceback if it has one."""
+
+    def __init__(self) -> None:
+        super().__init__("[%(asctime)s] [%(process)d] [%(levelname)s] %(message)s",
+                         "%Y-%m-%d %H:%M:%S %z")
+
+    def format(self, record: logging.LogRecord) -> str:
+        method, status = getattr(record, "method", None), getattr(record, "status", None)
+        if method is None or status is None:
+            return super().format(record)
+        return (f"[{self.formatTime(record, self.datefmt)}] [{record.process}] "
+                f"[{record.levelname}] {method} {getattr(record, 'path', '')} {status} "
+                f"{getattr(record, 'duration_ms', '?')} ms")
+
+
+def formatter_for(fmt: str) -> logging.Formatter:
+    """The formatter of ``RUMMY_LOG_FORMAT`` ``fmt``: ``auto`` is text on a terminal (the
+    log is read by a person), else JSON (it is read by a program)."""
+    if fmt == "auto":
+        fmt = "text" if sys.stderr.isatty() else "json"
+    return JsonFormatter() if fmt == "json" else TextFormatter()
+
+
 def configure_logging(level: str, fmt: str) -> None:
-    """Logs of the ``service`` loggers to stderr, as JSON lines (or plain text)."""
+    """Logs of the ``service`` loggers to stderr, as JSON lines or readable text
+    (:func:`formatter_for`)."""
     root = logging.getLogger("service")
     root.setLevel(level)
     # No log line of the service's, nor gunicorn's, shows the caller's file, function and
@@ -177,8 +206,7 @@ def configure_logging(level: str, fmt: str) -> None:
     if any(getattr(h, "_rummy", False) for h in root.handlers):
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(
-        "%(asctime)s %(levelname)s %(name)s %(message)s"))
+    handler.setFormatter(formatter_for(fmt))
     handler._rummy = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.propagate = False
