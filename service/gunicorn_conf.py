@@ -28,6 +28,7 @@ from typing import Any
 
 from gunicorn import util as gunicorn_util
 
+from service import quick_stop
 from service.config import ConfigError, Settings, least_used_cpu, pins_workers
 
 try:
@@ -130,6 +131,7 @@ def post_worker_init(worker: Any) -> None:
     other requests of the worker wait while one runs."""
     gc.collect()
     gc.freeze()
+    quick_stop.install(worker)  # Ctrl-C: gone within a second, streams open or not
     if reuse_port and hasattr(worker, "set_accept_enabled") and hasattr(worker, "accept"):
         _hand_over_on_stop(worker)
 

@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
@@ -319,6 +320,37 @@ def test_gunicorn_conf_freezes_what_a_worker_has_loaded(serve_env: dict[str, str
     before, after = (int(n) for n in result.stdout.split())
     assert before == 0
     assert after > 10_000
+
+
+_STUCK_WORKER = """
+import os, signal, sys, threading, time
+from service import quick_stop
+
+class Worker:
+    calls = 0
+    def handle_quit(self, signum, frame):
+        Worker.calls += 1
+        print("quit", Worker.calls, flush=True)
+        os.kill(os.getpid(), signal.SIGQUIT)  # the master's SIGQUIT, in the handler
+        threading.Event().wait()  # as gunicorn's handler does when entered twice
+
+quick_stop.install(Worker())
+os.kill(os.getpid(), signal.SIGINT)
+"""
+
+
+def test_a_worker_stopped_by_ctrl_c_exits_within_its_grace_whatever_it_waits_on() -> None:
+    """gunicorn's quick-shutdown handler runs once, however many of SIGINT and SIGQUIT
+    come, and the worker is gone within ``quick_stop.GRACE_SECONDS`` even when that
+    handler (or a thread of the worker) never returns."""
+    from service import quick_stop
+
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", _STUCK_WORKER], cwd=ROOT,
+                            capture_output=True, text=True, timeout=30, check=False)
+    took = time.monotonic() - started
+    assert (result.returncode, result.stdout) == (0, "quit 1\n"), result.stderr
+    assert quick_stop.GRACE_SECONDS <= took < quick_stop.GRACE_SECONDS + 2
 
 
 def test_gunicorn_conf_refuses_to_start_without_redis_url_or_with_bad_settings(

@@ -22,7 +22,16 @@ from pathlib import Path
 import pytest
 import requests
 from http_player import REQUEST_TIMEOUT, HttpPlayer, RequestsTransport
-from serving import START_TIMEOUT, STOP_TIMEOUT, Server, plain_env, rummy_referee, served
+from serving import (
+    START_TIMEOUT,
+    STOP_TIMEOUT,
+    Server,
+    descendants,
+    plain_env,
+    proc_stat,
+    rummy_referee,
+    served,
+)
 
 from service.redis_server import free_port
 
@@ -188,6 +197,45 @@ def test_on_a_terminal_logs_are_json_when_set(on_a_terminal: Callable[..., _Term
     requests.get(f"{server.base_url}/healthz", timeout=REQUEST_TIMEOUT)
     (line,) = server.lines_saying('"/healthz"', 1)
     assert json.loads(line)["status"] == 200
+
+
+@pytest.mark.parametrize("to_group", [False, True], ids=["to-serve", "to-its-process-group"])
+def test_ctrl_c_stops_serve_within_3_s_even_with_event_streams_open(
+        tmp_path: Path, to_group: bool) -> None:
+    """SIGINT to ``rummy-referee serve`` (with its own redis-server), or to its whole
+    process group as a terminal's Ctrl-C sends it, while clients hold event streams open
+    (a web table does): every process is gone within 3 s, and no worker had to be killed
+    (gunicorn says ``Worker … was sent SIGKILL! Perhaps out of memory?`` when one did)."""
+    server = Server(tmp_path, None)
+    streams: list[socket.socket] = []
+    try:
+        server.wait_ready()
+        path = _events_of_a_new_game(server)
+        for _ in range(2):  # a stream on each worker, as likely as not
+            sock, answer = _open_stream(server.port, path)
+            streams.append(sock)
+            assert answer.startswith(b"HTTP/1.1 200"), answer
+        below = descendants(server.proc.pid)  # gunicorn, its workers and redis-server
+        assert any(comm.startswith("redis-server") for comm, _, _ in below.values()), below
+        started = time.monotonic()
+        if to_group:
+            os.killpg(server.proc.pid, signal.SIGINT)
+        else:
+            server.proc.send_signal(signal.SIGINT)
+        try:
+            server.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"serve still running 10 s after SIGINT:\n{server.output()}")
+        while [pid for pid, (_, _, start) in below.items()
+               if (proc_stat(pid) or ("", 0, -1))[2] == start] and time.monotonic() - started < 3:
+            time.sleep(0.05)
+        took = time.monotonic() - started
+        assert took < 3, f"{took:.1f} s:\n{server.output()}"
+        assert "SIGKILL" not in server.output(), server.output()
+    finally:
+        for sock in streams:
+            sock.close()
+        server.kill()
 
 
 def test_a_keep_alive_connection_closes_after_its_request_budget(
