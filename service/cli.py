@@ -9,7 +9,9 @@ are passed to gunicorn through RUMMY_BIND, RUMMY_WORKERS and RUMMY_THREADS.
 
 Without REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS, ``serve`` starts a redis-server of
 its own (data in ``$RUMMY_DATA_DIR/redis``, AOF on), hands its URL to gunicorn as REDIS_URL,
-and stops it when gunicorn has exited; with any of them it uses that Redis. SIGINT, SIGTERM,
+and stops it when gunicorn has exited; with any of them it uses that Redis. The data
+directory is one ``serve``'s at a time: a second one started on it (another terminal, the
+same checkout) exits with status 1, naming the first one's pid. SIGINT, SIGTERM,
 SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGTTIN and SIGTTOU are passed on to gunicorn (SIGTERM:
 graceful stop, SIGHUP: reload the workers).
 
@@ -19,6 +21,7 @@ graceful stop, SIGHUP: reload the workers).
 from __future__ import annotations
 
 import argparse
+import fcntl
 import importlib.metadata
 import json
 import os
@@ -27,6 +30,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack, suppress
+from pathlib import Path
 from types import FrameType
 from urllib.parse import urlsplit
 
@@ -35,6 +39,9 @@ from service.config import DEFAULT_BIND, ConfigError, Settings
 __all__ = ["GUNICORN_CONFIG", "gunicorn_command", "main"]
 
 PROG = "rummy-referee"
+LOCK_NAME = "rummy-referee.lock"
+"""The file in the embedded redis-server's data directory that ``serve`` holds locked
+while it runs, so that a second ``serve`` refuses the directory."""
 GUNICORN_CONFIG = "python:service.gunicorn_conf"
 FORWARDED_SIGNALS = (
     signal.SIGINT,
@@ -174,11 +181,40 @@ class _Supervisor:
         return 128 - returncode if returncode < 0 else returncode
 
 
+class DataDirInUse(Exception):
+    """Another ``serve`` holds the embedded redis-server's data directory."""
+
+
+def _lock_data_dir(data_dir: Path, stack: ExitStack) -> None:
+    """Hold ``data_dir`` for this process until ``stack`` closes: an exclusive ``flock``
+    on its :data:`LOCK_NAME`, which names the holder's pid (the kernel releases it however
+    the process ends). Raise :class:`DataDirInUse` when another process holds it."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    lock = (data_dir / LOCK_NAME).open("a+")  # not truncated: the holder's pid stays
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        holder = lock.read().strip() or "unknown"
+        lock.close()
+        raise DataDirInUse(
+            f"the data directory {data_dir} is in use by another {PROG} serve (pid "
+            f"{holder}); stop that one first, or give this one a directory of its own "
+            "(RUMMY_DATA_DIR=...), or a Redis of its own (REDIS_URL=...)") from None
+    stack.callback(lock.close)
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"{os.getpid()}\n")
+    lock.flush()
+
+
 def _start_redis(settings: Settings, stack: ExitStack) -> str:
-    """Start the embedded redis-server (stopped when ``stack`` closes); return its URL."""
+    """Start the embedded redis-server (stopped when ``stack`` closes), once this process
+    holds its data directory; return its URL."""
     from service.redis_server import RedisServer
 
     data_dir = (settings.data_dir / "redis").resolve()
+    _lock_data_dir(data_dir, stack)
     server = RedisServer(data_dir, appendonly=True, appendfsync="always")
     server.start()
     stack.callback(server.stop)
@@ -219,6 +255,9 @@ def _serve_with(
     if settings.redis_mode is None:  # no REDIS_URL, REDIS_CLUSTER_NODES nor REDIS_SENTINELS
         try:
             env["REDIS_URL"] = _start_redis(settings, stack)
+        except DataDirInUse as exc:
+            print(f"{PROG}: {exc}", file=sys.stderr, flush=True)
+            return 1
         except Exception as exc:
             print(f"{PROG}: could not start redis-server: {exc}", file=sys.stderr, flush=True)
             return 1

@@ -238,6 +238,36 @@ def test_ctrl_c_stops_serve_within_3_s_even_with_event_streams_open(
         server.kill()
 
 
+def test_a_second_serve_refuses_the_data_directory_the_first_one_uses(tmp_path: Path) -> None:
+    """Two ``serve``s in one checkout (the same ``RUMMY_DATA_DIR``, other ports) would run
+    two redis-servers on one data directory, each overwriting the other's append-only file:
+    the second stops at once, saying which process holds it and what to do, and the first
+    serves on. Once the first has stopped, the directory is free again."""
+    first = Server(tmp_path, None)
+    try:
+        first.wait_ready()
+        second = Server(tmp_path, None)
+        try:
+            assert second.proc.wait(timeout=STOP_TIMEOUT) == 1, second.output()
+        finally:
+            second.kill()
+        data = (tmp_path / "data" / "redis").resolve()
+        said = second.output()
+        assert f"data directory {data} is in use by another rummy-referee serve " \
+               f"(pid {first.proc.pid})" in said, said
+        assert "RUMMY_DATA_DIR" in said and "started redis-server" not in said, said
+        assert requests.get(f"{first.base_url}/readyz", timeout=REQUEST_TIMEOUT).ok
+        assert first.terminate() == 0, first.output()
+    finally:
+        first.kill()
+    third = Server(tmp_path, None)
+    try:
+        third.wait_ready()
+        assert third.terminate() == 0, third.output()
+    finally:
+        third.kill()
+
+
 def test_a_keep_alive_connection_closes_after_its_request_budget(
         tmp_path: Path, redis_url: str) -> None:
     """RUMMY_KEEPALIVE_REQUESTS=3: the third answer on a connection says Connection: close
