@@ -338,8 +338,9 @@ class Games(MethodView):
     @_problems(400, 401, 403, 413, 415, 429)
     def post(self, data: dict[str, Any]) -> Response:
         """Create a game; the answer holds each seat's secret token (shown only here).
-        ``deals`` (an arranged deal) is refused with 403 ``ARRANGED_DEALS_FORBIDDEN`` where
-        the server forbids them."""
+
+        `deals` (an arranged deal) is refused with 403 `ARRANGED_DEALS_FORBIDDEN` where the
+        server forbids them."""
         settings = current_app.extensions["settings"]
         security.require_api_key(settings)
         if data["deals"] and settings.arranged_deals == "forbid":
