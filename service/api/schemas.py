@@ -447,7 +447,7 @@ class MoveResultSchema(ma.Schema):
 # Variants and errors
 
 
-class KnobBoundsSchema(ma.Schema):
+class IntegerRangeSchema(ma.Schema):
     minimum = fields.Integer(required=True)
     maximum = fields.Integer(required=True)
 
@@ -463,7 +463,7 @@ class KnobSchema(ma.Schema):
     minimum = fields.Integer(metadata={"description": "int, int_or_enum: the least integer"})
     maximum = fields.Integer(metadata={"description": "int, int_or_enum: the greatest "
                                                       "integer"})
-    bounds = fields.Dict(keys=fields.String(), values=fields.Nested(KnobBoundsSchema),
+    bounds = fields.Dict(keys=fields.String(), values=fields.Nested(IntegerRangeSchema),
                          metadata={"description": "match_end: the least and greatest N "
                                                   "of each key"})
     nullable = fields.Boolean()
