@@ -27,6 +27,10 @@ from urllib.parse import urlsplit
 __all__ = ["DEFAULT_BIND", "ConfigError", "RedisNode", "Settings", "default_workers"]
 
 DEFAULT_BIND = "127.0.0.1:8000"
+DEFAULT_CONNECTIONS_PER_ADDRESS = 32
+"""RUMMY_MAX_CONNECTIONS_PER_ADDRESS's ``auto`` without a reverse proxy: a browser opens
+at most 6 connections to a host, so this leaves room for a few players behind one NAT
+address, while one address can take no more than 1/30 of a worker's 1,000 connections."""
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 REDIS_URL_SCHEMES = ("redis", "rediss", "unix")
 
@@ -130,6 +134,18 @@ def _pin_mode(text: str) -> bool | None:
     except ValueError:
         raise ValueError(
             f"must be auto, 1/0, true/false, yes/no or on/off, got {text!r}") from None
+
+
+def _int_or_auto(minimum: int) -> Callable[[str], int | None]:
+    def parse(text: str) -> int | None:
+        if text.strip().lower() == "auto":
+            return None
+        try:
+            return _int_at_least(minimum)(text)
+        except ValueError:
+            raise ValueError(f"must be auto or an integer >= {minimum}, got {text!r}") from None
+
+    return parse
 
 
 def _positive_float(text: str) -> float:
@@ -325,6 +341,17 @@ class Settings:
         default=100, metadata=_env("RUMMY_KEEPALIVE_REQUESTS", _int_at_least(0)))
     #: RUMMY_BIND: where gunicorn listens, HOST:PORT or unix:PATH.
     bind: str = field(default=DEFAULT_BIND, metadata=_env("RUMMY_BIND", _bind))
+    #: RUMMY_REQUEST_READ_TIMEOUT: seconds a client has to send a whole request, its head
+    #: and its body, counted from its first byte (from the connection's start for its first
+    #: request); a request still arriving then is answered 408 and its connection closed.
+    #: Until it has all arrived it holds no worker thread (:mod:`service.serving_limits`).
+    request_read_timeout: float = field(
+        default=10.0, metadata=_env("RUMMY_REQUEST_READ_TIMEOUT", _positive_float))
+    #: RUMMY_MAX_CONNECTIONS_PER_ADDRESS: connections one client address (an IPv6 /64) may
+    #: hold open at once in each worker process; more are refused with 503. 0: no limit;
+    #: ``auto`` (None here, the default): :attr:`connections_per_address`.
+    max_connections_per_address: int | None = field(
+        default=None, metadata=_env("RUMMY_MAX_CONNECTIONS_PER_ADDRESS", _int_or_auto(0)))
     #: RUMMY_SSE_MAX_STREAMS: event streams one worker serves at once (0: half its threads);
     #: more are refused with 503 + Retry-After, so streams never take every thread.
     sse_max_streams: int = field(
@@ -436,6 +463,16 @@ class Settings:
         if self.redis_url is not None:
             return "single"
         return None
+
+    @property
+    def connections_per_address(self) -> int:
+        """Connections one address may hold in a worker (0: no limit): as
+        RUMMY_MAX_CONNECTIONS_PER_ADDRESS says, and for ``auto`` 32, or no limit behind
+        reverse proxies (RUMMY_PROXY_HOPS > 0), whose connections all come from their own
+        few addresses."""
+        if self.max_connections_per_address is not None:
+            return self.max_connections_per_address
+        return 0 if self.proxy_hops else DEFAULT_CONNECTIONS_PER_ADDRESS
 
     @property
     def stream_slots(self) -> int:

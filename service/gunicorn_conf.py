@@ -8,7 +8,9 @@ gunicorn settings and ignores the others.
 Environment: ``RUMMY_BIND`` (default ``127.0.0.1:8000``), ``RUMMY_WORKERS`` (default: the
 number of CPUs), ``RUMMY_THREADS`` (default 4), ``RUMMY_KEEPALIVE_REQUESTS`` (default 100),
 ``RUMMY_LOG_LEVEL``, ``RUMMY_ACCESS_LOG`` (default off), ``RUMMY_PIN_WORKERS`` (default
-auto: pinned when there is one worker per CPU), and ``REDIS_URL`` (or
+auto: pinned when there is one worker per CPU), ``RUMMY_REQUEST_READ_TIMEOUT`` (default
+10 s) and ``RUMMY_MAX_CONNECTIONS_PER_ADDRESS`` (default auto; see
+:mod:`service.serving_limits`), and ``REDIS_URL`` (or
 ``REDIS_CLUSTER_NODES`` or ``REDIS_SENTINELS``), which is required here: ``rummy-referee
 serve`` sets REDIS_URL when none is set (starting an embedded redis-server), and so does
 docker-compose.yml.
@@ -28,7 +30,7 @@ from typing import Any
 
 from gunicorn import util as gunicorn_util
 
-from service import quick_stop
+from service import quick_stop, serving_limits
 from service.config import ConfigError, Settings, least_used_cpu, pins_workers
 
 try:
@@ -132,7 +134,8 @@ def post_worker_init(worker: Any) -> None:
     gc.collect()
     gc.freeze()
     quick_stop.install(worker)  # Ctrl-C: gone within a second, streams open or not
-    if reuse_port and hasattr(worker, "set_accept_enabled") and hasattr(worker, "accept"):
+    serving_limits.install(worker, _settings)  # request deadline, connections per address
+    if hasattr(worker, "set_accept_enabled") and hasattr(worker, "accept"):
         _hand_over_on_stop(worker)
 
 
@@ -143,21 +146,24 @@ stop, and they bind their sockets in the first moments of their lives."""
 
 
 def _hand_over_on_stop(worker: Any) -> None:
-    """With a socket of its own, a stopping worker takes the connections queued on it, and
-    those that come for a moment more, then closes it. gunicorn's gthread worker stops
-    accepting when it is told to stop (a reload, a restart, a scale-down) and closes its
-    sockets only once its last request is done: connections the kernel queued on the socket
-    meanwhile were reset when it closed (8-11 per reload under a load of new connections,
-    measured). Closed at once instead, before a reload's new workers had bound theirs, the
-    address had no socket at all for a moment: connections were refused (26 in one reload
-    of seven). So it keeps taking connections for ``_HAND_OVER_SECONDS``, then closes; new
-    connections go to the other workers' sockets. Linux 5.14 and later can also move a
-    closing socket's queue itself (``net.ipv4.tcp_migrate_req=1``), which covers the few
-    microseconds left between the last accept and the close."""
+    """A stopping worker takes what its gates hold (connections whose requests are still
+    arriving, :mod:`service.serving_limits`) before it stops taking connections; and with a
+    socket of its own, it first takes the connections queued on it, and those that come for
+    a moment more, then closes it. gunicorn's gthread worker stops accepting when it is told
+    to stop (a reload, a restart, a scale-down) and closes its sockets only once its last
+    request is done: connections the kernel queued on the socket meanwhile were reset when
+    it closed (8-11 per reload under a load of new connections, measured). Closed at once
+    instead, before a reload's new workers had bound theirs, the address had no socket at
+    all for a moment: connections were refused (26 in one reload of seven). So it keeps
+    taking connections for ``_HAND_OVER_SECONDS``, then closes; new connections go to the
+    other workers' sockets. Linux 5.14 and later can also move a closing socket's queue
+    itself (``net.ipv4.tcp_migrate_req=1``), which covers the few microseconds left between
+    the last accept and the close. A socket shared with the other workers (no
+    ``reuse_port``) is left to them: only the gates' connections are taken."""
     stop_accepting = worker.set_accept_enabled
 
-    def take_queued() -> None:
-        for listener in worker.sockets:
+    def take_queued(listeners: list[Any]) -> None:
+        for listener in listeners:
             while True:
                 taken = worker.nr_conns
                 worker.accept(listener)  # gthread: one queued connection, or none
@@ -168,15 +174,19 @@ def _hand_over_on_stop(worker: Any) -> None:
         stop_accepting(enabled)
         if enabled or worker.alive:
             return  # not stopping: too many connections for now (worker_connections)
-        for listener in worker.sockets:
-            listener.setblocking(False)
-        deadline = time.monotonic() + _HAND_OVER_SECONDS
-        while (left := deadline - time.monotonic()) > 0:
-            take_queued()
-            select.select(worker.sockets, [], [], left)
-        take_queued()
-        for listener in worker.sockets:
-            listener.close()
+        if reuse_port:
+            for listener in worker.sockets:
+                listener.setblocking(False)
+            deadline = time.monotonic() + _HAND_OVER_SECONDS
+            while (left := deadline - time.monotonic()) > 0:
+                take_queued(worker.sockets)
+                select.select(worker.sockets, [], [], left)
+        serving_limits.stop_listening(worker.sockets)
+        gated = [s for s in worker.sockets if isinstance(s, serving_limits.GatedListener)]
+        take_queued(worker.sockets if reuse_port else gated)
+        if reuse_port:
+            for listener in worker.sockets:
+                listener.close()
 
     worker.set_accept_enabled = set_accept_enabled
 
