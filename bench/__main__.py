@@ -20,6 +20,12 @@ from bench.stack import Stack
 ROOT = Path(__file__).resolve().parent.parent
 
 
+ONE_ADDRESS = {"RUMMY_MAX_CONNECTIONS_PER_ADDRESS": "0"}
+"""Every client of a run comes from one address, with a connection each (or one per seat,
+``--connection-per-seat``): more than the service lets one address hold (64 per worker by
+default). Real players come from many addresses, so the runs lift that limit."""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python3 dev.py bench",
@@ -137,14 +143,17 @@ def _sweep(args: argparse.Namespace, results: dict[str, Any]) -> int:
         tmp = Path(name)
         # every client of the sweep comes from one address, and together they create more
         # games than the per-address limit on creating them lets one address (120 a minute
-        # by default); real players come from many addresses, so this run lifts that one
-        # limit and keeps every other setting
+        # by default); real players come from many addresses, so this run lifts that
+        # limit, and the one on connections per address (ONE_ADDRESS), and keeps every
+        # other setting
         stack = Stack(tmp, workers=args.workers, threads=args.threads,
-                      pin_workers=args.pin_workers, env={"RUMMY_CREATE_RATE_LIMITS": "off"})
+                      pin_workers=args.pin_workers,
+                      env={"RUMMY_CREATE_RATE_LIMITS": "off", **ONE_ADDRESS})
         print("starting redis-server and the service …", file=sys.stderr, flush=True)
         stack.start()
         try:
-            results["server"] = dict(stack.settings(), create_rate_limits="off")
+            results["server"] = dict(stack.settings(), create_rate_limits="off",
+                                     connections_per_address="off")
             results["rates"] = []
             for rate in args.rates:
                 print(f"load: {rate:g} moves/s offered open-loop by {args.clients} clients, "
@@ -178,12 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="rummy-bench-") as name:
         tmp = Path(name)
         stack = Stack(tmp, workers=args.workers, threads=args.threads,
-                      pin_workers=args.pin_workers,
+                      pin_workers=args.pin_workers, env=ONE_ADDRESS,
                       floor=not args.skip_floor)
         print("starting redis-server and the service …", file=sys.stderr, flush=True)
         stack.start()
         try:
-            results["server"] = stack.settings()
+            results["server"] = dict(stack.settings(), connections_per_address="off")
             reference = probe.reference_game("127.0.0.1", stack.port, stack.redis.url)
             results["memory"] = {"reference_game": reference}
             size = reference["state_bytes"]

@@ -27,10 +27,11 @@ from urllib.parse import urlsplit
 __all__ = ["DEFAULT_BIND", "ConfigError", "RedisNode", "Settings", "default_workers"]
 
 DEFAULT_BIND = "127.0.0.1:8000"
-DEFAULT_CONNECTIONS_PER_ADDRESS = 32
+DEFAULT_CONNECTIONS_PER_ADDRESS = 64
 """RUMMY_MAX_CONNECTIONS_PER_ADDRESS's ``auto`` without a reverse proxy: a browser opens
-at most 6 connections to a host, so this leaves room for a few players behind one NAT
-address, while one address can take no more than 1/30 of a worker's 1,000 connections."""
+at most 6 connections to a host, so this leaves room for ten players or more behind one
+NAT address, while one address can take no more than 1/16 of a worker's 1,000
+connections."""
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 REDIS_URL_SCHEMES = ("redis", "rediss", "unix")
 
@@ -467,7 +468,7 @@ class Settings:
     @property
     def connections_per_address(self) -> int:
         """Connections one address may hold in a worker (0: no limit): as
-        RUMMY_MAX_CONNECTIONS_PER_ADDRESS says, and for ``auto`` 32, or no limit behind
+        RUMMY_MAX_CONNECTIONS_PER_ADDRESS says, and for ``auto`` 64, or no limit behind
         reverse proxies (RUMMY_PROXY_HOPS > 0), whose connections all come from their own
         few addresses."""
         if self.max_connections_per_address is not None:

@@ -637,11 +637,12 @@ class ConnectionGate:
 
     def _prune(self, key: str) -> None:
         """Forget the connections of ``key`` that are closed: a descriptor that no longer
-        refers to the same socket (once the worker closed it, it may be reused)."""
+        refers to the same socket (once the worker closed it, it may be reused), or a
+        connection whose client has closed its end (the worker has yet to see it)."""
         held = self.held.get(key, {})
         for identity, fd in list(held.items()):
             try:
-                alive = _identity(fd) == identity
+                alive = _identity(fd) == identity and not _client_closed(fd)
             except OSError:
                 alive = False
             if not alive:
@@ -783,6 +784,20 @@ class ConnectionGate:
             with contextlib.suppress(KeyError, ValueError):
                 self.selector.unregister(waiting.sock.fileno())
         gunicorn_util.close(waiting.sock)
+
+
+_CLIENT_CLOSED_STATES = frozenset({7, 8, 9, 11})
+"""Linux's TCP states (``tcpi_state``) once the client has closed its end: CLOSE,
+CLOSE_WAIT, LAST_ACK, CLOSING."""
+
+
+def _client_closed(fd: int) -> bool:
+    """Whether the client of the TCP connection ``fd`` has closed its end (Linux)."""
+    if not hasattr(socket, "TCP_INFO"):
+        return False
+    with socket.fromfd(fd, socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] in \
+            _CLIENT_CLOSED_STATES
 
 
 def _identity(fd: int) -> tuple[int, int]:

@@ -280,7 +280,7 @@ def test_the_limits_are_settings_with_defaults() -> None:
     default = Settings.from_env({})
     assert default.request_read_timeout == 10.0
     assert default.max_connections_per_address is None  # auto
-    assert default.connections_per_address == 32
+    assert default.connections_per_address == 64
     behind_proxy = Settings.from_env({"RUMMY_PROXY_HOPS": "1"})
     assert behind_proxy.connections_per_address == 0  # the peer is the proxy: off
     given = Settings.from_env({"RUMMY_REQUEST_READ_TIMEOUT": "2.5",
@@ -291,7 +291,7 @@ def test_the_limits_are_settings_with_defaults() -> None:
     assert Settings.from_env({"RUMMY_MAX_CONNECTIONS_PER_ADDRESS": "0"}
                              ).connections_per_address == 0
     assert Settings.from_env({"RUMMY_MAX_CONNECTIONS_PER_ADDRESS": "auto"}
-                             ).connections_per_address == 32
+                             ).connections_per_address == 64
     with pytest.raises(ConfigError, match="RUMMY_REQUEST_READ_TIMEOUT"):
         Settings.from_env({"RUMMY_REQUEST_READ_TIMEOUT": "0"})
     with pytest.raises(ConfigError, match="RUMMY_MAX_CONNECTIONS_PER_ADDRESS"):
