@@ -20,16 +20,18 @@ with a 503: it never reaches the worker either.
 **The deadline.** A request must arrive whole within ``RUMMY_REQUEST_READ_TIMEOUT`` of its
 first byte (of the connection's start, for its first request): a total, not a time between
 two reads. The gate answers a request still arriving then with 408 problem+json and closes
-the connection. A request the worker reads itself is held to the same deadline by the
-socket reads of gunicorn's HTTP parser (:func:`_read_chunk`), which both worker classes use:
-408 from the parser while the head is read, 408 from the app (:class:`RequestReadTimeout`,
-a werkzeug ``RequestTimeout``) while the body is, and the connection closed. The worker
-reads such a request when the gate handed it over before it was whole (a body after
-``Expect: 100-continue``, a head or body too large to wait for, a client that stopped
-sending), and for a later request on a kept-alive connection: under gthread the thread that
-picks that connection up looks first, and a request not yet whole goes back to the gate
-(:meth:`ConnectionGate.take_back`) instead of holding the thread; under gevent the greenlet
-reads it, cheaply, under the deadline.
+the connection (a connection that sent nothing at all it closes without an answer). A
+request the worker reads itself is held to the same deadline by the socket reads of
+gunicorn's HTTP parser (:func:`_read_chunk`), which both worker classes use: 408 from the
+parser while the head is read, 408 from the app (:class:`RequestReadTimeout`, a werkzeug
+``RequestTimeout``) while the body is, and the connection closed. The worker reads such a
+request when the gate handed it over before it was whole (a body after ``Expect:
+100-continue``, a head or body too large to wait for, a client that closed its end), and a
+later request on a kept-alive connection: under gthread the thread that picks that
+connection up reads the request only as far as it has come, without waiting, and one not
+yet whole goes back to the gate with the bytes read of it
+(:meth:`ConnectionGate.take_back`), the thread free; under gevent the connection's
+greenlet reads it, cheaply, under the deadline.
 
 **Closing.** gunicorn's gthread worker closes a connection "gracefully" by reading what the
 client still sends, for up to 2 s, in its main loop: a client that never closes its end
@@ -500,12 +502,11 @@ class ConnectionGate:
         try:
             while True:
                 now = time.monotonic()
-                wait = None
+                wait = _SWEEP_SECONDS
                 if self.timers:
-                    wait = max(0.0, self.timers[0][0] - now)
+                    wait = min(wait, max(0.0, self.timers[0][0] - now))
                 if self.paused_until:
-                    wait = max(0.0, min(wait or _PAUSE_SECONDS, self.paused_until - now))
-                wait = _SWEEP_SECONDS if wait is None else min(wait, _SWEEP_SECONDS)
+                    wait = min(wait, max(0.0, self.paused_until - now))
                 try:
                     events = self.selector.select(wait)
                 except InterruptedError:
@@ -702,9 +703,12 @@ class ConnectionGate:
         facade.put(waiting)
 
     def _expire(self, waiting: _Waiting) -> None:
-        """The deadline passed with the request still arriving: 408, and close."""
+        """The deadline passed with the request still arriving: 408, and close. A
+        connection that sent nothing is closed without an answer: a browser opens some
+        ahead of need, and may take an answer to no request for the answer to its next."""
         self._release(waiting)
-        self._send(waiting.sock, self.limits.timeout_answer)
+        if waiting.seen > 0:
+            self._send(waiting.sock, self.limits.timeout_answer)
         self._linger_now(waiting.sock, _LINGER_SECONDS, _LINGER_MAX_DRAIN)
 
     def _drop(self, waiting: _Waiting) -> None:
