@@ -707,7 +707,7 @@ class ConnectionGate:
         connection that sent nothing is closed without an answer: a browser opens some
         ahead of need, and may take an answer to no request for the answer to its next."""
         self._release(waiting)
-        if waiting.seen > 0:
+        if waiting.seen > 0 or waiting.prefix:
             self._send(waiting.sock, self.limits.timeout_answer)
         self._linger_now(waiting.sock, _LINGER_SECONDS, _LINGER_MAX_DRAIN)
 

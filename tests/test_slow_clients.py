@@ -139,23 +139,24 @@ def _open_slow(port: int, kind: str, stack: contextlib.ExitStack) -> _Slow:
     sock.sendall({"half-head": HALF_HEAD, "kept-alive-half-head": HALF_HEAD,
                   "short-body": SHORT_BODY, "kept-alive-short-body": SHORT_BODY,
                   "trickle": TRICKLE_HEAD, "kept-alive-trickle": TRICKLE_HEAD,
-                  "never-closes": GET_AND_CLOSE}[kind])
+                  "never-closes": GET_AND_CLOSE, "sends-nothing": b""}[kind])
     return slow
 
 
 SLOW_KINDS = ["half-head", "short-body", "trickle", "kept-alive-half-head",
-              "kept-alive-short-body", "kept-alive-trickle", "never-closes"]
+              "kept-alive-short-body", "kept-alive-trickle", "never-closes", "sends-nothing"]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("worker_class", WORKER_CLASSES)
 def test_slow_clients_hold_no_worker_and_are_cut_at_the_deadline(
         tmp_path: Path, redis_url: str, worker_class: str) -> None:
-    """28 slow connections from one address (4 of each kind) against 2 workers of 4
+    """32 slow connections from one address (4 of each kind) against 2 workers of 4
     threads: probes from another address are each answered within PROBE_WITHIN, long
     before the deadline would free a worker held by them; then each slow request is cut
     at the deadline (counted from when it began: a byte a second does not extend it) with
-    a 408 problem+json, and a connection that never closes after its answer is closed."""
+    a 408 problem+json, a connection that sent nothing is closed then without an answer,
+    and one that never closes after its answer is closed."""
     env = {"RUMMY_REQUEST_READ_TIMEOUT": str(DEADLINE),
            "RUMMY_MAX_CONNECTIONS_PER_ADDRESS": "100"}
     with _serve(tmp_path, redis_url, worker_class, env) as server, \
@@ -174,6 +175,9 @@ def test_slow_clients_hold_no_worker_and_are_cut_at_the_deadline(
                 assert after < DEADLINE + 4, (each.kind, after)  # closed, not left open
                 continue
             assert DEADLINE - 0.5 < after < DEADLINE + 4, (each.kind, after, answer)
+            if each.kind == "sends-nothing":
+                assert answer == b"", answer
+                continue
             assert answer.startswith(b"HTTP/1.1 408 "), (each.kind, answer)
             assert b"\r\nconnection: close\r\n" in answer.lower(), (each.kind, answer)
             problem = _problem(answer)
