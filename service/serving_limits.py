@@ -461,14 +461,33 @@ class ConnectionGate:
         if done is not None:
             done.wait(5.0)
 
-    def take_back(self, sock: GatedSocket, addr: Any, prefix: bytes) -> None:
-        """(a worker thread) The next request on ``sock`` is not all there: the gate waits
-        for it instead of the thread, and hands the connection over again once it is in.
-        The worker then closes its own descriptor of the connection, without a FIN."""
+    def take_back(self, sock: GatedSocket, addr: Any, prefix: bytes) -> bool:
+        """(a worker thread) The next request on ``sock`` is not all there (``prefix`` has
+        come of it): the gate waits for it instead of the thread, and hands the connection
+        over again once it is in. True: the gate has it, and the worker closes its own
+        descriptor of the connection (without a FIN); False: the gate stopped listening
+        (the worker stops), and the worker reads the request itself."""
         fd = os.dup(sock.fileno())
-        sock.rummy_taken_back = True
         deadline = time.monotonic() + self.limits.timeout
-        self.call(partial(self._take_back, fd, addr, prefix, deadline, sock.rummy_facade))
+        lock = threading.Lock()
+        outcome: list[bool] = []  # [True]: taken; [False]: refused, or given up waiting
+
+        def take() -> None:
+            with lock:
+                if not outcome:
+                    outcome.append(self._take_back(fd, addr, prefix, deadline,
+                                                   sock.rummy_facade))
+
+        self.call(take, wait=True)
+        with lock:
+            if not outcome:
+                outcome.append(False)  # the gate did not get to it: it will not now
+            taken = outcome[0]
+        if taken:
+            sock.rummy_taken_back = True
+        else:
+            os.close(fd)
+        return taken
 
     def linger_copy(self, sock: Any) -> None:
         """(a worker's thread) Shut ``sock``'s end now and linger on a descriptor of its
@@ -609,17 +628,16 @@ class ConnectionGate:
         self._readable(waiting, None)  # it may be all there already
 
     def _take_back(self, fd: int, addr: Any, prefix: bytes, deadline: float,
-                   facade: GatedListener | None) -> None:
+                   facade: GatedListener | None) -> bool:
+        if facade is None or not facade.listening:
+            return False
         sock = socket.socket(fileno=fd)
         sock.setblocking(False)
         key = address_key(addr)
         if self.limits.per_address and key is not None:
             self.held.setdefault(key, {})[_identity(fd)] = fd
-        if facade is None or not facade.listening:
-            self._send(sock, self.stopping)
-            self._linger_now(sock, _LINGER_SECONDS, _LINGER_MAX_DRAIN)
-            return
         self._wait(_Waiting(sock, deadline, addr, facade, prefix))
+        return True
 
     def _count(self, sock: socket.socket, addr: Any) -> bool:
         """Count ``sock`` under its address; False when the address holds its limit."""
@@ -858,9 +876,12 @@ def _next_request(cfg: Any, unreader: Any, peer_addr: Any, req_number: int = 1) 
         unreader.rummy_deadline = None if whole else time.monotonic() + limits.timeout
         unreader.rummy_request = req
         return req
+    received = before + b"".join(journal)
     unreader.buf = io.BytesIO()
-    limits.gate.take_back(sock, peer_addr, before + b"".join(journal))
-    raise StopIteration
+    if limits.gate.take_back(sock, peer_addr, received):
+        raise StopIteration
+    unreader.buf.write(received)  # the worker stops: it reads the request itself
+    return _parse(cfg, unreader, peer_addr, req_number, time.monotonic() + limits.timeout)
 
 
 def _parse(cfg: Any, unreader: Any, peer_addr: Any, req_number: int,
