@@ -30,8 +30,9 @@ from service.rules.cards import JOKER, RANKS, standard_deck
 from service.rules.legal import legal_moves
 from service.rules.melds import forget_readings
 from service.rules.moves import Discard, Draw
-from service.rules.ruleset import Rules, find_variant
+from service.rules.ruleset import Rules
 from service.rules.state import TableMeld
+from service.rules.variants import find_variant
 
 WILD_MELDS: list[tuple[str, dict[str, Any], list[str]]] = [
     ("dummy", {}, ["4H", "2C", "JK", "7D", "2D", "9S"]),  # a run 4-9 with three wilds

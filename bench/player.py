@@ -21,7 +21,6 @@ from random import Random
 from typing import Any
 
 from service.rules.cards import JOKER, rank_of, standard_deck
-from service.rules.dummy import CONTRACTS, read_as
 from service.rules.engine import meld_shape
 from service.rules.melds import (
     Meld,
@@ -29,12 +28,15 @@ from service.rules.melds import (
     MeldShape,
     Piece,
     extend_meld,
+    may_lay_off,
     meld_from_table,
+    read_as,
 )
 from service.rules.memo import ByIdentity
-from service.rules.ruleset import Rules, find_variant
+from service.rules.ruleset import Rules
 from service.rules.search import best_combination, candidate_melds
-from service.rules.turn import may_lay_off
+from service.rules.variants import find_variant
+from service.rules.variants.dummy import CONTRACTS
 
 Wire = dict[str, Any]
 
@@ -83,7 +85,7 @@ def _meld_of(view_meld: dict[str, Any], shape: MeldShape) -> TableMeld:
 
 def extended(meld: Meld, card: str, shape: MeldShape) -> Meld | None:
     """``meld`` with ``card`` laid off, if it fits (read only where the engine's own cheap
-    test, :func:`~service.rules.turn.may_lay_off`, does not rule it out)."""
+    test, :func:`~service.rules.melds.may_lay_off`, does not rule it out)."""
     if not may_lay_off(meld, card, None, shape):
         return None
     try:

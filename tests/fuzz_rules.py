@@ -65,8 +65,9 @@ from service.rules.moves import (
     move_from_dict,
     move_to_dict,
 )
-from service.rules.ruleset import VARIANTS, Knob, Variant
+from service.rules.ruleset import Knob, Variant
 from service.rules.search import candidate_melds
+from service.rules.variants import VARIANTS
 
 MAX_MOVES = 600
 """Moves per game, by default, before the fuzzer leaves it for the next one."""

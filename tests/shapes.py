@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from service.rules.engine import meld_shape
 from service.rules.melds import MeldShape
-from service.rules.ruleset import VARIANTS, Rules, default_rules
+from service.rules.ruleset import Rules, default_rules
+from service.rules.variants import VARIANTS
 
 
 def _shapes() -> dict[str, MeldShape]:

@@ -26,8 +26,9 @@ from bench.player import (
 )
 from service.rules.cards import rank_of
 from service.rules.melds import Meld, MeldError, MeldShape, Piece, check_meld
-from service.rules.ruleset import VARIANTS, default_rules
+from service.rules.ruleset import default_rules
 from service.rules.search import candidate_melds
+from service.rules.variants import VARIANTS
 
 CARDS = sorted(set(VARIANTS["rummy51"].deck()))
 

@@ -11,17 +11,16 @@ import pytest
 from bot import choose_move
 from test_dummy import game
 
-from service.rules import GameState, Violation, apply, new_game
+from service.rules import GameState, Violation, apply, new_game, planning
 from service.rules.cards import remove
 from service.rules.compound import find_all_but_one, find_contract
-from service.rules.dummy import DummyRules, read_as
 from service.rules.engine import context, shape_of
 from service.rules.legal import compound_action
-from service.rules.melds import Piece, check_meld
+from service.rules.melds import Piece, check_meld, read_as
 from service.rules.moves import Discard, Draw, move_from_dict
-from service.rules.rummy51 import Rummy51Rules
 from service.rules.search import candidate_melds
-from service.rules.turn import Turn
+from service.rules.variants.base import Turn
+from service.rules.variants.dummy import DummyRules, dummy_state
 
 
 @pytest.mark.parametrize(("variant", "kind", "rule", "rules"), [
@@ -81,7 +80,7 @@ def _holds_a_contract(state: GameState, seat: int) -> bool:
 def _on_contract(hand: str, number: int, drawn: str, rules: dict[str, Any] | None = None
                  ) -> GameState:
     state = game([hand.split()], stock_top=[drawn], rules=rules)
-    state.var["contract"][0] = number
+    dummy_state(state).contract[0] = number
     state, _ = apply(state, 0, Draw("stock"), Random(0))
     return state
 
@@ -112,11 +111,12 @@ def test_a_contract_is_found_exactly_when_the_hand_holds_one(run_same_suit: bool
         state, _ = new_game("dummy", ["a", "b", "c"], {"run_same_suit": run_same_suit},
                             rng=Random(rng.random()))
         seat = state.turn
-        state.var["contract"][seat] = rng.randint(1, 12)
+        dummy_state(state).contract[seat] = rng.randint(1, 12)
         state, _ = apply(state, seat, Draw("stock"), Random(0))
         expected = _holds_a_contract(state, seat)
-        found = find_contract(state, seat)
-        assert (found is not None) == expected, (state.var["contract"][seat],
+        found = find_contract(state.hands[seat], shape_of(state),
+                              DummyRules.current(state, seat).needs)
+        assert (found is not None) == expected, (dummy_state(state).contract[seat],
                                                  state.hands[seat])
         if found is not None:
             holding += 1
@@ -141,7 +141,7 @@ def test_all_but_one_is_found_when_the_hand_holds_it(hand: str, left: str | None
     state, _ = new_game("wrotham", ["a", "b"], rng=Random(1))
     seat = state.turn
     state.hands[seat], state.taken = hand.split(), None
-    move = find_all_but_one(state, seat)
+    move = find_all_but_one(state.hands[seat], shape_of(state), None)
     if left is None:
         assert move is None
         return
@@ -161,10 +161,9 @@ def _holds_an_opening(state: GameState, seat: int) -> bool:
     """Whether the hand holds an opening (R51-OPEN: melds worth the opening points, a clean
     run among them when the knob asks, a card left to discard when going out needs one),
     by trying every set of its melds without a bound."""
-    _variant, rules, vr = context(state)
+    _variant, rules, _vr = context(state)
     turn = Turn(state.copy(), seat, *context(state), Random(0))
-    assert isinstance(vr, Rummy51Rules)
-    melds = vr._candidates(turn, state.hands[seat])
+    melds = planning.hand_melds(turn, state.hands[seat])
     keep = 1 if rules.must_discard_to_go_out else 0
 
     def holds(i: int, left: Counter[str], points: int, clean: bool) -> bool:

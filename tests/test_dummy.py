@@ -2,7 +2,7 @@
 legal play (Hypothesis) keeping the invariants.
 
 Games use arranged deals (the 108-card deck laid out by hand) so that every move's result
-is known; a seat is put on a later contract by setting ``state.var["contract"]``.
+is known; a seat is put on a later contract by setting ``dummy_state(state).contract``.
 """
 
 from __future__ import annotations
@@ -32,12 +32,18 @@ from service.rules import (
     redact_event,
 )
 from service.rules.cards import standard_deck
-from service.rules.dummy import CONTRACTS, dummy_count, fit_contract
 from service.rules.engine import SetupError, meld_shape
 from service.rules.melds import Piece
 from service.rules.moves import CutIn, Discard, Draw, LayOff, MeldMove, Move
-from service.rules.ruleset import DUMMY, default_rules, resolve_rules
+from service.rules.ruleset import default_rules, resolve_rules
 from service.rules.search import candidate_melds
+from service.rules.variants.dummy import (
+    CONTRACTS,
+    DUMMY,
+    dummy_count,
+    dummy_state,
+    fit_contract,
+)
 
 DECK = standard_deck(2, 4)
 CODES = frozenset(DECK)
@@ -149,7 +155,7 @@ def test_deal_13_each_upcard_left_of_dealer_starts(players: int) -> None:
     assert len(state.stock) == 108 - 13 * players - 1
     assert state.turn == 2 % players and state.phase == "draw"
     assert Counter(state.all_cards()) == Counter(DECK)
-    assert state.var["contract"] == [1] * players
+    assert dummy_state(state).contract == [1] * players
     assert events[0]["upcard"] == state.discard[-1]
 
 
@@ -295,7 +301,7 @@ CONTRACT_ROWS = [
 def test_contracts(number: int, texts: list[str], code: Code | None) -> None:
     cards = [c for t in texts for c in t.split()]
     state = game([cards], stock_top=["4D"])
-    state.var["contract"][0] = number
+    dummy_state(state).contract[0] = number
     state = ok(state, 0, Draw("stock"))
     move = melds(*texts)
     if code is not None:
@@ -387,7 +393,7 @@ def test_lay_off_on_anyones_meld_and_go_out_with_a_discard() -> None:
     assert end["went_out"] == 0
     assert end["scores"] == [0, S1B_SEAT1_COUNT]
     assert end["contracts"] == [{"number": 1, "made": True}, {"number": 1, "made": True}]
-    assert state.var["contract"] == [2, 2]
+    assert dummy_state(state).contract == [2, 2]
     assert state.totals == [0, S1B_SEAT1_COUNT]
     assert state.hand_number == 2
 
@@ -400,8 +406,8 @@ def test_failed_contract_is_repeated() -> None:
     end = next(e for e in events if e["type"] == "hand_end")
     assert end["scores"] == [0, S1_SEAT1_COUNT]
     assert end["contracts"] == [{"number": 1, "made": True}, {"number": 1, "made": False}]
-    assert state.var["contract"] == [2, 1]
-    assert state.var["completed"] == [1, 0]
+    assert dummy_state(state).contract == [2, 1]
+    assert dummy_state(state).completed == [1, 0]
     view = public_view(state, "g", 9)
     assert [s["contract"]["number"] for s in view["seats"]] == [2, 1]
     assert [s["contract"]["down"] for s in view["seats"]] == [False, False]
@@ -517,7 +523,7 @@ def test_cut_in_is_granted_at_the_next_players_stock_draw() -> None:
     assert Counter(state.hands[2]) >= Counter(["9C", "3D", "4D", "5D"])
     assert state.hands[1][-1] == "6D"
     assert state.discard == ["QH"]
-    assert state.var["cut_ins"] == [0, 0, 1]
+    assert dummy_state(state).cut_ins == [0, 0, 1]
     assert public_view(state, "g", 4)["seats"][2]["contract"]["cut_ins"] == 1
     assert Counter(state.all_cards()) == Counter(DECK)
 
@@ -530,7 +536,7 @@ def test_taking_the_discard_voids_the_claims() -> None:
     state, events = events_of(state, 1, Draw("discard"))
     assert {"type": "cut_in_denied", "seats": [2], "reason": "seat 1 took the discard"} in events
     assert state.hands[1][-1] == "9C" and len(state.hands[2]) == 13
-    assert state.var["cut_ins"] == [0, 0, 0]
+    assert dummy_state(state).cut_ins == [0, 0, 0]
 
 
 def test_the_claimant_nearest_in_turn_order_wins() -> None:
@@ -576,7 +582,7 @@ def test_at_most_two_cut_ins_per_hand() -> None:
         state = ok(state, 2, CutIn())
         state = ok(state, 1, Draw("stock"))
         state = ok(state, 1, Discard(state.hands[1][-1]))
-    assert state.var["cut_ins"] == [0, 0, 2]
+    assert dummy_state(state).cut_ins == [0, 0, 2]
     while state.turn != 0:
         state = pass_turn(state)
     state = pass_turn(state)
@@ -600,11 +606,15 @@ def test_no_cut_in_when_the_stock_is_too_low() -> None:
     state = three()
     while len(state.stock) > 4:
         state = pass_turn(state)
-    claimant = 3 - state.turn - state.var["cut_in"]["discarder"]  # neither next nor discarder
+    discarder = dummy_state(state).cut_in.discarder
+    assert discarder is not None
+    claimant = 3 - state.turn - discarder  # neither next nor discarder
     ok(state, claimant, CutIn())  # 4 stock cards: 3 to give, 1 for the next player
     state = pass_turn(state)
-    assert len(state.stock) == 3 and state.var["cut_in"]["open"]
-    claimant = 3 - state.turn - state.var["cut_in"]["discarder"]
+    assert len(state.stock) == 3 and dummy_state(state).cut_in.open
+    discarder = dummy_state(state).cut_in.discarder
+    assert discarder is not None
+    claimant = 3 - state.turn - discarder
     violation = refused(state, claimant, CutIn(), Code.CUT_IN_NOT_ALLOWED, "DUMMY-CUTIN")
     assert "stock" in violation.detail
 
@@ -659,7 +669,8 @@ def test_match_ends_after_contract_12_by_default() -> None:
     """DUMMY-END: the hand in which someone completes contract 12 ends the match."""
     seat0 = ["AS", "2H", "3D", "4C", "5S", "6H", "7D", "8C", "9S", "TH", "JC", "QC", "4D"]
     state = game([seat0], stock_top=["KS", "5D", "8D"])
-    state.var["contract"][0], state.var["completed"][0] = 12, 11
+    facts = dummy_state(state)
+    facts.contract[0], facts.completed[0] = 12, 11
     state = ok(state, 0, Draw("stock"), melds("AS 2H 3D 4C 5S 6H 7D 8C 9S TH"),
                Discard("4D"))
     state = ok(state, 1, Draw("stock"), Discard("5D"))
@@ -667,7 +678,7 @@ def test_match_ends_after_contract_12_by_default() -> None:
     assert len(state.melds[0].cards) == 13
     state = ok(state, 0, Discard("8D"))
     assert state.status == "finished" and state.winners == [0]
-    assert state.var["completed"][0] == 12
+    assert dummy_state(state).completed[0] == 12
 
 
 # ---------------------------------------------------------------------------------------
@@ -789,7 +800,8 @@ def test_random_legal_play_keeps_the_invariants(players: int, knobs: dict[str, A
         state, version = new, version + 1
         check_views(state, version)
         check_events(events, players)
-        assert state.var["contract"] == [min(c + 1, 12) for c in state.var["completed"]]
+        facts = dummy_state(state)
+        assert facts.contract == [min(c + 1, 12) for c in facts.completed]
     if state.status == "finished":
         assert state.winners
         sums = [sum(h["scores"][i] for h in state.history) for i in range(players)]

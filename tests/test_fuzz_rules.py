@@ -10,10 +10,10 @@ import fuzz_rules
 import pytest
 from fuzz_rules import Report, fuzz, play_game
 
-from service.rules import Code, GameState, Violation, apply, legal
+from service.rules import Code, GameState, RuleId, Violation, apply, legal
 from service.rules.legal import LegalMoves
 from service.rules.moves import LayOff, MeldMove, Move, TakeFromMeld
-from service.rules.ruleset import VARIANTS
+from service.rules.variants import VARIANTS
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -70,7 +70,7 @@ def test_the_fuzzer_reports_a_refusal_that_changed_the_state(
     def careless(state: GameState, seat: int, move: Move, rng: Random) -> Any:
         if isinstance(move, (MeldMove, LayOff, TakeFromMeld)):
             state.hands[seat].append("JK")  # a refusal must leave the state as it was
-            raise Violation(Code.INVALID_MELD, "C-MELD", "no")
+            raise Violation(Code.INVALID_MELD, RuleId.C_MELD, "no")
         return apply(state, seat, move, rng)
 
     monkeypatch.setattr(fuzz_rules, "apply", careless)

@@ -29,7 +29,7 @@ from test_rummy51 import OPENER0, R51, arrange, junk
 from service.api import i18n
 from service.app import create_app
 from service.config import Settings
-from service.rules import Code, Violation
+from service.rules import Code, RuleId, Violation
 from service.rules.errors import Message, Reason
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -286,13 +286,13 @@ def test_successful_answers_are_not_localised(client: FlaskClient) -> None:
 
 
 def test_a_violation_keeps_its_english_detail_and_its_template() -> None:
-    violation = Violation(Code.OPENING_TOO_LOW, "R51-OPEN",
+    violation = Violation(Code.OPENING_TOO_LOW, RuleId.R51_OPEN,
                           "opening worth {points} points, {needed} needed",
                           points=48, needed=51)
     assert violation.detail == str(violation) == "opening worth 48 points, 51 needed"
     assert violation.message.template == "opening worth {points} points, {needed} needed"
     assert dict(violation.message.params) == {"points": 48, "needed": 51}
-    assert violation.reasons == (Reason(Code.OPENING_TOO_LOW, "R51-OPEN",
+    assert violation.reasons == (Reason(Code.OPENING_TOO_LOW, RuleId.R51_OPEN,
                                         "opening worth 48 points, 51 needed"),)
     nested = Message("cannot {what} now: {now}", {"what": Message("draw"),
                                                    "now": Message("draw first")})
@@ -302,7 +302,8 @@ def test_a_violation_keeps_its_english_detail_and_its_template() -> None:
     assert str(nested) == "cannot draw now: draw first"
     assert str(Message.join([Message("a {x}", {"x": 1}), Message("b")])) == "a 1, b"
     # a text without parameters is never formatted (braces stay as they are)
-    assert Violation(Code.INVALID_MELD, "C-MELD", "no {such} field").detail == "no {such} field"
+    violation = Violation(Code.INVALID_MELD, RuleId.C_MELD, "no {such} field")
+    assert violation.detail == "no {such} field"
 
 
 def test_the_rules_engine_does_not_import_babel() -> None:

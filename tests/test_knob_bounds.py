@@ -15,7 +15,7 @@ from _pytest.mark import ParameterSet
 from deals import auth
 from flask.testing import FlaskClient
 
-from service.rules.ruleset import VARIANTS
+from service.rules.variants import VARIANTS
 
 NUMERIC = ("int", "int_or_enum", "match_end")
 

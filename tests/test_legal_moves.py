@@ -40,12 +40,11 @@ from service.rules import (
 )
 from service.rules.cards import standard_deck
 from service.rules.legal import legal_moves
-from service.rules.melds import MeldError, Piece, extend_meld
+from service.rules.melds import MeldError, Piece, extend_meld, may_lay_off
 from service.rules.moves import CutIn, Discard, Draw, LayOff, MeldMove, Move, SwapJoker
-from service.rules.ruleset import VARIANTS
 from service.rules.search import candidate_melds
 from service.rules.state import TableMeld
-from service.rules.turn import may_lay_off
+from service.rules.variants import VARIANTS
 
 PROBLEM = "application/problem+json"
 # Every rule id RULES.md defines: a refusal cites one of these.

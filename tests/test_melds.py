@@ -39,8 +39,10 @@ from service.rules import (
 )
 from service.rules.engine import meld_shape, shape_of
 from service.rules.errors import Reason
-from service.rules.ruleset import default_rules, find_variant
+from service.rules.rule_ids import RuleId
+from service.rules.ruleset import default_rules
 from service.rules.search import candidate_melds
+from service.rules.variants import find_variant
 
 
 def _r51_value(rank: int, high: bool) -> int:
@@ -76,11 +78,11 @@ SHAPES: dict[str, MeldShape] = {
     "basic-around": _basic("around"),
     "r51": MeldShape(is_wild=lambda c: c == "JK", ace="high_or_low", set_max=4,
                      set_distinct_suits=True, run_same_suit=True, max_wilds=1,
-                     meld_value=_r51_value, set_rule="R51-SET", wild_rule="R51-WILDS"),
+                     meld_value=_r51_value, set_rule=RuleId.R51_SET, wild_rule=RuleId.R51_WILDS),
     "dummy": MeldShape(is_wild=lambda c: c == "JK" or c[0] == "2", ace="high_or_low",
                        set_max=None, set_distinct_suits=False, run_same_suit=False,
                        max_wilds=None, flexible_twos=True, meld_value=_dummy_value,
-                       set_rule="DUMMY-SET", wild_rule="DUMMY-WILDS"),
+                       set_rule=RuleId.DUMMY_SET, wild_rule=RuleId.DUMMY_WILDS),
     "wrotham": MeldShape(is_wild=lambda c: c == "JK", ace="low", set_max=4,
                          set_distinct_suits=True, run_same_suit=True, max_wilds=None,
                          meld_value=_wrotham_value),
@@ -292,8 +294,8 @@ INVALID = [
                  id="C-MELD declared run identity that does not fit refused"),
     pytest.param("r51", "5H 6H JK=7S", [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
                  id="C-MELD declared identity of another suit refused"),
-    pytest.param("r51", "9C 9S JK=8H", [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
-                 id="C-MELD declared set identity of another rank refused"),
+    pytest.param("r51", "9C 9S JK=8H", [(SET_RUN, "C-WILD"), (SET_RUN, "C-RUN")],
+                 id="C-WILD a wild declared as another rank than its set's refused"),
     pytest.param("r51", "9C 9S JK=9S", [(SET_RUN, "R51-SET"), (SET_RUN, "C-RUN")],
                  id="C-WILD declared set suit already present refused"),
     pytest.param("r51", "JK=JK 5H 6H", [(SET_RUN, "C-MELD")],
@@ -348,7 +350,7 @@ def test_a_meld_asked_about_again_reads_the_same_and_accept_is_applied_each_time
     assert first.kind == "run"
 
     def no_runs(meld: Meld) -> Reason | None:
-        return Reason(Code.INVALID_MELD, "L14-JOKER-RUN", "no runs") if (
+        return Reason(Code.INVALID_MELD, RuleId.L14_JOKER_RUN, "no runs") if (
             meld.kind == "run") else None
 
     with pytest.raises(MeldError) as refused:

@@ -30,8 +30,8 @@ from service.rules import (
     find_variant,
     meld_shape,
     new_game,
+    planning,
     public_view,
-    rummy51,
     search,
 )
 from service.rules.cards import JOKER, RANKS, standard_deck
@@ -49,10 +49,10 @@ from service.rules.moves import (
     TakeFromMeld,
     move_from_dict,
 )
+from service.rules.planning import Table
 from service.rules.ruleset import resolve_rules
-from service.rules.rummy51 import _Table
 from service.rules.state import COMPILED, TableMeld
-from service.rules.turn import Turn
+from service.rules.variants.base import Turn
 
 DECK = standard_deck(2, 4)
 COPIES = Counter(DECK)
@@ -1081,7 +1081,7 @@ def test_the_search_for_lay_offs_with_melds_counts_its_steps_in_one_budget(
 
     monkeypatch.setattr(search, "best_combination", counted)
     play(state, (1, "draw discard"))
-    assert spent and 0 < spent[-1][0] <= rummy51.PUT_DOWN_STEPS
+    assert spent and 0 < spent[-1][0] <= planning.PUT_DOWN_STEPS
 
 
 def test_the_search_for_lay_offs_with_melds_keeps_to_its_budget(
@@ -1090,7 +1090,7 @@ def test_the_search_for_lay_offs_with_melds_keeps_to_its_budget(
     however many choices of cards are left to try."""
     state = melds_and_lay_offs_open()
     play(state, (1, "draw discard"))  # within the budget: the draw is taken
-    monkeypatch.setattr(rummy51, "PUT_DOWN_STEPS", 1)
+    monkeypatch.setattr(planning, "PUT_DOWN_STEPS", 1)
     assert_refused(state, 1, "draw discard",
                    (Code.DISCARD_DRAW_FORBIDDEN, "L14-DRAW",
                     "7H could not be put on the table this turn with 71 points put down: the "
@@ -1101,7 +1101,7 @@ def test_the_search_for_lay_offs_with_melds_keeps_to_its_budget(
 @pytest.mark.parametrize("variant", BOTH)
 def test_the_lay_off_prefilter_never_refuses_cards_a_meld_takes(variant: str,
                                                                 ace: str) -> None:
-    """The turn's search asks ``_Table.may_fit`` before reading a card onto a table meld
+    """The turn's search asks ``Table.may_fit`` before reading a card onto a table meld
     with others laid on it; it may say yes to a card that does not go, never no to one
     that does (with the other cards laid, whatever their order). Runs and sets with and
     without a joker, and one to three cards near them."""
@@ -1128,7 +1128,7 @@ def test_the_lay_off_prefilter_never_refuses_cards_a_meld_takes(variant: str,
         except MeldError:
             continue
         pieces = tuple(rng.choice([*near, JOKER]) for _ in range(rng.randint(1, 3)))
-        table = _Table(turn, None, [(0, meld)])
+        table = Table(turn, None, [(0, meld)])
         if table.grown(0, pieces) is None:
             continue
         taken += 1

@@ -39,8 +39,8 @@ from service.rules.engine import SetupError, meld_shape
 from service.rules.legal import legal_moves
 from service.rules.melds import Piece
 from service.rules.moves import Discard, Draw, LayOff, MeldMove, Move, SwapJoker
-from service.rules.ruleset import WROTHAM, default_rules, resolve_rules
-from service.rules.wrotham import is_late_deal
+from service.rules.ruleset import default_rules, resolve_rules
+from service.rules.variants.wrotham import WROTHAM, is_late_deal
 
 DECK = standard_deck(1, 3)
 CODES = frozenset(DECK)

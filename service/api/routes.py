@@ -34,7 +34,8 @@ from service.rules import (
 )
 from service.rules.checks import MissingFact, check_one_meld, score_one_hand
 from service.rules.errors import N_, Message
-from service.rules.ruleset import VARIANTS, default_rules
+from service.rules.ruleset import default_rules
+from service.rules.variants import VARIANTS
 from service.store import StoreError
 
 

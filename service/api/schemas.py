@@ -17,7 +17,8 @@ from service.numbers import integer
 from service.rules import CardError, Code
 from service.rules.cards import canonical
 from service.rules.moves import MOVE_TYPES
-from service.rules.ruleset import KNOBS, VARIANTS, Knob, rules_errors
+from service.rules.ruleset import Knob, rules_errors
+from service.rules.variants import KNOBS, VARIANTS
 
 MAX_PLAYERS = 6
 MAX_DEALS = 50

@@ -9,9 +9,10 @@ from typing import Any
 
 from service.rules.errors import N_, Code, Message, Reason
 from service.rules.melds import MeldError, Piece, check_meld
-from service.rules.ruleset import Rules, find_variant, resolve_rules
+from service.rules.rule_ids import RuleId
+from service.rules.ruleset import Rules, resolve_rules
 from service.rules.scoring import HandEnd
-from service.rules.variants import variant_rules
+from service.rules.variants import find_variant, variant_rules
 
 
 def _beyond_the_deck(deck: Counter[str], cards: Iterable[str]) -> dict[str, int]:
@@ -40,11 +41,11 @@ def check_one_meld(variant_id: str, overrides: Mapping[str, Any] | None,
     deck = Counter(variant.deck())
     for p in pieces:
         if p.card not in deck:
-            reasons.append(Reason(Code.INVALID_MELD, "C-DECK",
+            reasons.append(Reason(Code.INVALID_MELD, RuleId.C_DECK,
                                   N_("{card} is not a card of the {variant} deck"),
                                   card=p.card, variant=variant.name))
     for card, count in _beyond_the_deck(deck, (p.card for p in pieces)).items():
-        reasons.append(Reason(Code.INVALID_MELD, "C-DECK",
+        reasons.append(Reason(Code.INVALID_MELD, RuleId.C_DECK,
                               N_("the {variant} deck holds {copies} {card}, not {count}"),
                               card=card, variant=variant.name, copies=deck[card],
                               count=count))

@@ -1,22 +1,29 @@
-"""Compound meld actions the meld search can find whole: a Dummy contract
-(DUMMY-CONTRACTS) and a Wrotham all-at-once finish (WROTHAM-LATE). (The Rummy 51 opening
-lives with its rules: ``Rummy51Rules.opening_move``.) Each answer is an example move; the
-search is constructive and bounded, so None means none was found."""
+"""Compound meld actions the meld search can find whole: a contract of melds of given
+kinds and sizes (DUMMY-CONTRACTS) and melds of every card but one (WROTHAM-LATE). (The
+Rummy 51 opening is planned in :mod:`service.rules.planning`.) The variants reach these
+through their ``compound_action`` hook. Each answer is an example move; the search is
+constructive and bounded, so None means none was found."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from service.rules.cards import JOKER
-from service.rules.dummy import DummyRules, Need, read_as
-from service.rules.engine import shape_of
-from service.rules.melds import Meld, MeldShape, Piece
+from service.rules.melds import Meld, MeldShape, Piece, read_as
 from service.rules.moves import MeldMove
 from service.rules.search import candidate_melds
-from service.rules.state import GameState
 
 SEARCH_STEPS = 3000
+
+
+@dataclass(frozen=True)
+class Need:
+    """One meld of a contract: its kind (``"set"`` or ``"run"``) and its least size."""
+
+    kind: str
+    size: int
 
 
 def melds_move(melds: list[Meld]) -> MeldMove:
@@ -33,9 +40,10 @@ def _blind(shape: MeldShape) -> Callable[[str], str]:
     return lambda card: card if card == JOKER else card[0] + "S"
 
 
-def find_contract(state: GameState, seat: int) -> MeldMove | None:
-    """Dummy: melds of the hand that make up the seat's contract, leaving a card to
-    discard.
+def find_contract(hand: Sequence[str], shape: MeldShape, contract: Sequence[Need]
+                  ) -> MeldMove | None:
+    """Melds of ``hand`` that make up ``contract`` (a Dummy contract's melds), leaving a
+    card to discard.
 
     The contract's sizes are minimums, and a longer meld holds one of the size asked in its
     own cards (a set's cards of that number with a natural among them; a run's places of
@@ -46,9 +54,7 @@ def find_contract(state: GameState, seat: int) -> MeldMove | None:
     are not tried both ways round). A hand that the contract's sizes leave no card to
     discard holds none.
     """
-    shape = shape_of(state)
-    hand = state.hands[seat]
-    needs = sorted(DummyRules.current(state, seat).needs, key=lambda n: (-n.size, n.kind))
+    needs = sorted(contract, key=lambda n: (-n.size, n.kind))
     code = _blind(shape)
     cards = [code(c) for c in hand]
     melds = candidate_melds(cards, shape, frozenset(n.size for n in needs))
@@ -92,17 +98,17 @@ def find_contract(state: GameState, seat: int) -> MeldMove | None:
     return MeldMove(tuple(tuple(Piece(pool[c].pop()) for c in meld.cards) for meld in chosen))
 
 
-def find_all_but_one(state: GameState, seat: int) -> MeldMove | None:
-    """Wrotham late deals: melds holding every card of the hand but one.
+def find_all_but_one(hand: Sequence[str], shape: MeldShape, barred: str | None
+                     ) -> MeldMove | None:
+    """Melds holding every card of ``hand`` but one, which is not ``barred`` (Wrotham's
+    late deals: the card left is discarded, and the card just taken from the discard pile
+    may not be, C-DISCARD-BACK).
 
     The hand's melds are searched once (the melds of the hand less a card are those of
     them it still holds). A card in no meld at all can only be the one left; otherwise each
-    card is tried as the one left (not the card just taken from the discard pile:
-    C-DISCARD-BACK), and the rest covered depth-first, the card held by the fewest melds
-    that fit first.
+    card is tried as the one left, and the rest covered depth-first, the card held by the
+    fewest melds that fit first.
     """
-    shape = shape_of(state)
-    hand = state.hands[seat]
     melds = candidate_melds(hand, shape)
     holding: dict[str, list[tuple[Meld, Counter[str]]]] = {}
     for meld in melds:
@@ -139,7 +145,7 @@ def find_all_but_one(state: GameState, seat: int) -> MeldMove | None:
         return False
 
     for spare in spares:
-        if spare == state.taken and state.taken_before == 0:
+        if spare == barred:
             continue
         chosen: list[Meld] = []
         if cover(Counter(hand) - Counter([spare]), chosen) and chosen:  # (no meld: no finish)

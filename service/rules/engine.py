@@ -4,8 +4,9 @@
 :class:`~service.rules.errors.Violation` (code, rule id, detail) without touching the state;
 a legal move yields a *new* state and the events it caused (hand ends, scores, the next
 deal). The input state is never modified. The steps of a turn live in
-:mod:`service.rules.turn`; what differs between variants in their rule modules
-(:mod:`service.rules.variants`).
+:mod:`service.rules.variants.base`; what differs between variants in their modules
+(:mod:`service.rules.variants`). When a move ends a hand the turn says so, and the engine
+deals the next one here (:func:`next_hand`).
 
 Events are plain dicts. Facts only some seats may see live under ``"private"``, keyed by
 seat number as a string: ``views.redact_event`` keeps only the viewer's own part.
@@ -33,10 +34,11 @@ from service.rules.moves import (
     SwapJoker,
     TakeFromMeld,
 )
-from service.rules.ruleset import Rules, Variant, find_variant, resolve_rules
+from service.rules.rule_ids import RuleId
+from service.rules.ruleset import Rules, Variant, resolve_rules
 from service.rules.state import GameState
-from service.rules.turn import Event, Turn, VariantRules
-from service.rules.variants import variant_rules
+from service.rules.variants import find_variant, variant_rules
+from service.rules.variants.base import Event, Turn, VariantRules
 
 _SYSTEM_RANDOM = secrets.SystemRandom()
 
@@ -88,7 +90,7 @@ def new_game(variant_id: str, players: Sequence[str], rules: Mapping[str, Any] |
     rng = rng or _SYSTEM_RANDOM
     try:
         variant = find_variant(variant_id)
-    except KeyError as exc:
+    except KeyError as exc:  # UnknownVariant
         raise SetupError("variant", str(exc.args[0])) from None
     n = len(players)
     if not variant.min_players <= n <= variant.max_players:
@@ -170,6 +172,22 @@ def _codes(value: Any, field: str) -> list[str]:
     return out
 
 
+def next_hand(state: GameState, variant: Variant, vr: VariantRules, rng: Random
+              ) -> list[Event]:
+    """Deal the next hand of a match that goes on after the hand just ended (the dealer
+    passes left, C-SEAT; an arranged deal is used if one is left and every seat is still
+    in the match); the ``dealt`` event."""
+    state.hand_number += 1
+    state.dealer = state.next_seat(state.dealer)
+    arranged = state.deals[0] if state.deals else None
+    state.deals = state.deals[1:]
+    if arranged is not None and any(
+            out and hand for out, hand in zip(state.out_of_match, arranged["hands"],
+                                              strict=True)):
+        arranged = None  # arranged for a full table: with a seat out, shuffle
+    return deal_hand(state, variant, vr, rng, arranged)
+
+
 def deal_hand(state: GameState, variant: Variant, vr: VariantRules, rng: Random,
               arranged: dict[str, Any] | None) -> list[Event]:
     """Deal the current hand (C-DEAL) into ``state``; the ``dealt`` event."""
@@ -224,16 +242,15 @@ def apply(state: GameState, seat: int, move: Move,
     variant, rules, vr = context(state)
     rng = rng or _SYSTEM_RANDOM
     if state.status != "playing":
-        raise Violation(Code.GAME_FINISHED, f"{vr.rule_prefix}-END",
-                        N_("the match is over"))
+        raise Violation(Code.GAME_FINISHED, variant.end_rule, N_("the match is over"))
     if not 0 <= seat < state.players_count:
-        raise Violation(Code.NOT_YOUR_TURN, "C-SEAT", N_("no seat {seat} in this game"),
+        raise Violation(Code.NOT_YOUR_TURN, RuleId.C_SEAT, N_("no seat {seat} in this game"),
                         seat=seat)
     new = state.copy()
     if isinstance(move, CutIn):
         return new, vr.cut_in(new, seat, rng)
     if seat != state.turn:
-        raise Violation(Code.NOT_YOUR_TURN, "C-TURN",
+        raise Violation(Code.NOT_YOUR_TURN, RuleId.C_TURN,
                         N_("it is seat {seat}'s turn ({name})"), seat=state.turn,
                         name=state.players[state.turn])
     turn = Turn(new, seat, variant, rules, vr, rng)
@@ -249,4 +266,6 @@ def apply(state: GameState, seat: int, move: Move,
         turn.swap_joker(move)
     elif isinstance(move, TakeFromMeld):
         turn.take_from_meld(move)
+    if turn.hand_over and new.status == "playing":
+        turn.events.extend(next_hand(new, variant, vr, rng))
     return new, turn.events

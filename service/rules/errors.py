@@ -3,7 +3,8 @@
 * :class:`MalformedMove` — the move cannot be understood (unknown card code, a missing
   field): the HTTP layer answers 400.
 * :class:`Violation` — the move is well formed but the rules forbid it: 422 with a stable
-  :class:`Code` and the id of the rule (``RULES.md``) that forbids it.
+  :class:`Code` and the rule that forbids it, a :class:`~service.rules.rule_ids.RuleId`
+  (``docs/rules.md``).
 
 Refusals carry a :class:`Message`: an English template marked with :func:`N_` and its
 parameters. ``detail`` is the English text; the HTTP layer translates the template with
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
+
+from service.rules.rule_ids import RuleId
 
 
 def N_(message: str) -> str:
@@ -134,7 +137,7 @@ class Reason:
 
     __slots__ = ("_detail", "code", "message", "rule")
 
-    def __init__(self, code: Code, rule: str, message: str | Message, /,
+    def __init__(self, code: Code, rule: RuleId, message: str | Message, /,
                  **params: object) -> None:
         self.code = code
         self.rule = rule
@@ -148,7 +151,7 @@ class Reason:
         return self._detail
 
     def as_dict(self) -> dict[str, str]:
-        return {"code": self.code.value, "rule": self.rule, "detail": self.detail}
+        return {"code": self.code.value, "rule": self.rule.value, "detail": self.detail}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Reason) and (self.code, self.rule, self.detail) == (
@@ -158,19 +161,19 @@ class Reason:
         return hash((self.code, self.rule, self.detail))
 
     def __repr__(self) -> str:
-        return f"Reason(code={self.code!r}, rule={self.rule!r}, detail={self.detail!r})"
+        return f"Reason(code={self.code!r}, rule={self.rule.value!r}, detail={self.detail!r})"
 
 
 class Violation(Exception):
-    """An illegal move: ``code`` (:class:`Code`), ``rule`` (RULES.md id), ``message`` (a
+    """An illegal move: ``code`` (:class:`Code`), ``rule`` (:class:`RuleId`), ``message`` (a
     template and its parameters, :class:`Message`) and ``detail`` (its English text):
-    ``Violation(code, rule, "opening worth {points} points", points=48)``.
+    ``Violation(code, RuleId.R51_OPEN, "opening worth {points} points", points=48)``.
 
     ``reasons`` holds every reason found when there is more than one (the first is the
     headline).
     """
 
-    def __init__(self, code: Code, rule: str, message: str | Message, /, *,
+    def __init__(self, code: Code, rule: RuleId, message: str | Message, /, *,
                  reasons: tuple[Reason, ...] = (), **params: object) -> None:
         super().__init__()
         self.code = code
@@ -194,7 +197,7 @@ class Violation(Exception):
         return cls(first.code, first.rule, first.message, reasons=tuple(reasons))
 
     def __repr__(self) -> str:
-        return f"Violation({self.code.value!r}, {self.rule!r}, {self.detail!r})"
+        return f"Violation({self.code.value!r}, {self.rule.value!r}, {self.detail!r})"
 
 
 class MalformedMove(ValueError):

@@ -14,15 +14,16 @@ asked about: a lay-off of a card whose rank cannot stand next to the run or in t
 whose suit the run or the set refuses, at an end of a run with no room left, of a joker
 past the meld's wild limit, or that the variant refuses on that meld whatever the reading
 (R51-JOKER-OPP); a joker swap for a card of another rank than the joker's; a single meld
-worth less than the opening before a Rummy 51 / Lebanese 14 player has opened, or of a size
-the variant never lets a meld have on its own now (``VariantRules.meld_sizes``: in Dummy,
-only a contract of one meld); a take when the variant does not allow it or the seat has not
-opened (each test is a necessary condition of the engine's own check, so the list stays
-exactly what it accepts).
+worth less than the variant asks of one on its own (``VariantRules.least_meld_points``: the
+opening before a Rummy 51 / Lebanese 14 player has opened), or of a size the variant never
+lets a meld have on its own now (``VariantRules.meld_sizes``: in Dummy, only a contract of
+one meld); a take when the variant does not list takes now (``VariantRules.lists_takes``:
+R51-TAKE's knob, once opened). Each test is a necessary condition of the engine's own
+check, so the list stays exactly what it accepts.
 
 Compound meld actions (a Rummy 51 opening, a Dummy contract, a Wrotham all-at-once finish)
 are too many to list: whether one exists is answered with one example, found by the meld
-search.
+search (``VariantRules.compound_action``).
 """
 
 from __future__ import annotations
@@ -33,11 +34,9 @@ from random import Random
 from typing import Any
 
 from service.rules.cards import JOKER
-from service.rules.compound import find_all_but_one, find_contract
-from service.rules.dummy import DummyRules
 from service.rules.engine import apply, context
 from service.rules.errors import Violation
-from service.rules.melds import Meld, MeldShape, Piece
+from service.rules.melds import Meld, MeldShape, Piece, may_lay_off
 from service.rules.moves import (
     CutIn,
     Discard,
@@ -50,11 +49,9 @@ from service.rules.moves import (
     TakeFromMeld,
     move_to_dict,
 )
-from service.rules.rummy51 import Rummy51Rules
 from service.rules.search import candidate_melds
 from service.rules.state import GameState, TableMeld
-from service.rules.turn import Turn, may_lay_off
-from service.rules.wrotham import WrothamRules, is_late_deal
+from service.rules.variants.base import Turn
 
 
 @dataclass
@@ -148,10 +145,7 @@ def _candidates(state: GameState, seat: int, melds: list[Meld] | None) -> Iterat
     if melds is not None:
         # the variant's refusals of a target, asked on the state itself: they only read it
         looking = Turn(state, seat, variant, rules, vr, Random(0))
-        # R51-OPEN: before opening, one meld must be worth the opening by itself (a
-        # meld's points under the variant's reading filter are at most its best reading's)
-        least = (rules.opening_points if isinstance(vr, Rummy51Rules)
-                 and not state.melded[seat] else 0)
+        least = vr.least_meld_points(state, seat, rules)  # R51-OPEN before the opening
         for meld in melds:
             if meld.points >= least:
                 yield MeldMove(((*(Piece(c) for c in meld.cards),),))
@@ -166,8 +160,7 @@ def _candidates(state: GameState, seat: int, melds: list[Meld] | None) -> Iterat
                 for card in distinct:
                     if card != JOKER and _may_swap(target, card):
                         yield SwapJoker(target.id, card)
-        if isinstance(vr, Rummy51Rules) and rules.allow_take_from_meld \
-                and state.melded[seat]:
+        if vr.lists_takes(state, seat, rules):
             yield from _takes(state, hand, shape)
     for card in distinct:
         yield Discard(card)
@@ -226,25 +219,13 @@ def compound_action(state: GameState, seat: int,
             or state.melded[seat]:
         return None
     variant, rules, vr = context(state)
-    move: Move | None
-    if isinstance(vr, Rummy51Rules):
-        kind, rule = "opening", "R51-OPEN"
-        hand = state.hands[seat]
-        pending = state.taken if state.taken is not None and hand.count(
-            state.taken) > state.taken_before else None
-        turn = Turn(state.copy(), seat, variant, rules, vr, Random(0))
-        need = vr.discard_draw_points if state.taken is not None else 0
-        move = vr.opening_move(turn, hand, pending, need, melds)
-    elif isinstance(vr, DummyRules):
-        kind, rule = "contract", "DUMMY-CONTRACTS"
-        move = find_contract(state, seat)
-    elif isinstance(vr, WrothamRules) and is_late_deal(state, rules):
-        kind, rule = "all_at_once", "WROTHAM-LATE"
-        move = find_all_but_one(state, seat)
-    else:
+    found = vr.compound_action(Turn(state.copy(), seat, variant, rules, vr, Random(0)), melds)
+    if found is None:
         return None
+    move = found.move
     example = move_to_dict(move) if move is not None and _accepts(state, seat, move) else None
-    return {"kind": kind, "rule": rule, "exists": example is not None, "example": example}
+    return {"kind": found.kind, "rule": found.rule.value, "exists": example is not None,
+            "example": example}
 
 
 __all__ = ["LegalMoves", "compound_action", "legal_moves"]

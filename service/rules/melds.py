@@ -1,4 +1,6 @@
-"""Meld validation with wild cards (C-MELD, C-SET, C-RUN, C-WILD, C-LAYOFF).
+"""Meld validation with wild cards (C-MELD, C-SET, C-RUN, C-WILD, C-LAYOFF), and the
+geometry of a meld: where a card could go on it (:func:`may_lay_off`), what a meld reads as
+when a kind is asked for (:func:`read_as`).
 
 A meld is given as a multiset of cards; a wild may carry a declared identity. The
 validator searches the readings (set or run; for a run, where it starts and where each
@@ -16,11 +18,13 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from service.rules.cards import JOKER, RANKS, rank_of
 from service.rules.errors import N_, Code, Message, Reason
 from service.rules.memo import Kept
+from service.rules.rule_ids import RuleId
+from service.rules.state import TableMeld
 
 OPEN_SUIT = "*"
 """Suit character of a wild whose suit is still open (a set wild, a mixed-suit run wild)."""
@@ -49,9 +53,12 @@ class MeldShape:
     """Wild 2s may also stand as natural 2s (DUMMY-WILDS)."""
     meld_value: Callable[[int, bool], int] = field(default=lambda rank, high: 0)
     """Points of an identity for choosing a reading: (rank 1..13, ace high?) -> points."""
-    set_rule: str = "C-SET"
-    run_rule: str = "C-RUN"
-    wild_rule: str = "C-MELD"
+    set_rule: RuleId = RuleId.C_SET
+    """The rule a set's refusals cite (the variant's -SET rule)."""
+    run_rule: RuleId = RuleId.C_RUN
+    """The rule a run's refusals cite (the variant's -RUN rule)."""
+    wild_rule: RuleId = RuleId.C_MELD
+    """The rule the wild limit cites (the variant's -WILDS rule)."""
 
     def high_end(self) -> int:
         return 14 if self.ace == "high_or_low" else 13
@@ -217,25 +224,25 @@ def meld_from_table(kind: str, cards: Sequence[str], idents: Sequence[str], star
 def _precheck(pieces: Sequence[Piece], shape: MeldShape, new_meld: bool = True) -> list[Reason]:
     reasons: list[Reason] = []
     if new_meld and len(pieces) < 3:
-        reasons.append(Reason(Code.INVALID_MELD, "C-SET",
+        reasons.append(Reason(Code.INVALID_MELD, RuleId.C_SET,
                               N_("a meld needs at least 3 cards, got {count}"),
                               count=len(pieces)))
     if not pieces:
-        reasons.append(Reason(Code.INVALID_LAY_OFF, "C-LAYOFF", N_("no card to lay off")))
+        reasons.append(Reason(Code.INVALID_LAY_OFF, RuleId.C_LAYOFF, N_("no card to lay off")))
     for p in pieces:
         if p.as_ is not None and not shape.is_wild(p.card):
-            reasons.append(Reason(Code.INVALID_MELD, "C-MELD",
+            reasons.append(Reason(Code.INVALID_MELD, RuleId.C_MELD,
                                   N_("{card} is not wild and cannot stand for {stands_for}"),
                                   card=p.card, stands_for=p.as_))
         if p.as_ is not None and (p.as_ == JOKER or (shape.is_wild(p.as_)
                                   and not (shape.flexible_twos and p.as_[0] == "2"))):
-            reasons.append(Reason(Code.INVALID_MELD, "C-MELD",
+            reasons.append(Reason(Code.INVALID_MELD, RuleId.C_MELD,
                                   N_("a wild cannot stand for {stands_for}"),
                                   stands_for=p.as_))
     naturals = [p for p in pieces if not shape.is_wild(p.card)
                 or (shape.flexible_twos and p.card != JOKER)]
     if new_meld and pieces and not naturals:
-        reasons.append(Reason(Code.INVALID_MELD, "C-MELD",
+        reasons.append(Reason(Code.INVALID_MELD, RuleId.C_MELD,
                               N_("a meld must hold at least one natural (non-wild) card")))
     if new_meld and shape.max_wilds is not None:
         jokers = sum(1 for p in pieces if p.card == JOKER)
@@ -291,8 +298,8 @@ def _read_set(pieces: Sequence[Piece], shape: MeldShape, out: list[Meld],
     for w in wilds:
         if w.as_ is None:
             continue
-        if rank_of(w.as_) != rank:
-            return Reason(Code.INVALID_MELD, rule,
+        if rank_of(w.as_) != rank:  # a wild in a set has the set's rank
+            return Reason(Code.INVALID_MELD, RuleId.C_WILD,
                           N_("{card} declared as {stands_for} in a set of {rank}s"),
                           card=w.card, stands_for=w.as_, rank=_rank_name(rank))
         declared.append(w.as_[1])
@@ -487,7 +494,106 @@ def _extend_run(meld: Meld, pieces: Sequence[Piece], shape: MeldShape,
         template = {"low": N_("{cards} cannot extend the run {run} at its low end"),
                     "high": N_("{cards} cannot extend the run {run} at its high end")}.get(
                         end or "", N_("{cards} cannot extend the run {run}"))
-        raise MeldError([Reason(Code.INVALID_LAY_OFF, "C-LAYOFF", template,
+        raise MeldError([Reason(Code.INVALID_LAY_OFF, RuleId.C_LAYOFF, template,
                                 cards=" ".join(p.card for p in pieces),
                                 run=" ".join(meld.idents))])
     return _best(readings, accept, lambda m: (m.points, m.start + len(m.cards)))
+
+
+# ---------------------------------------------------------------------------------------
+# Geometry: where a card could go, what a meld reads as
+
+
+def may_lay_off(target: TableMeld | Meld, card: str, end: str | None, shape: MeldShape) -> bool:
+    """False when ``card`` alone certainly cannot be laid off on ``target`` (a table meld,
+    or a reading of one) at ``end``, by the tests :func:`extend_meld` makes: a run grows by
+    one place at the end asked for only within the ranks a run may span (C-RUN); a natural
+    card joins a set of its rank only, of a suit the set lacks when its suits must differ,
+    and not beyond the set's largest size (C-SET); a run only at the position just below or
+    just above it, in the run's suit when runs are of one suit; a joker not beyond the
+    meld's wild limit (R51-WILDS)."""
+    if target.kind == "run" and not _run_has_room(target, end, shape):
+        return False
+    if shape.is_wild(card):
+        if card == JOKER and shape.max_wilds is not None:
+            return wild_count(target.cards, target.idents, shape) < shape.max_wilds
+        return True
+    rank = rank_of(card)
+    if target.kind == "set":
+        if rank != target.start:
+            return False
+        if shape.set_max is not None and len(target.cards) >= shape.set_max:
+            return False
+        return not (shape.set_distinct_suits and any(
+            ident[1] == card[1] for ident in target.idents))
+    if shape.run_same_suit and any(ident[1] not in (card[1], OPEN_SUIT)
+                                   for ident in target.idents):
+        return False
+    below = end != "high" and rank == pos_rank(target.start - 1)
+    above = end != "low" and rank == pos_rank(target.start + len(target.cards))
+    return below or above
+
+
+def _run_has_room(target: TableMeld | Meld, end: str | None, shape: MeldShape) -> bool:
+    """Whether the run ``target`` has a place for one more card at ``end`` (either end when
+    None): as :func:`extend_meld` places cards."""
+    size = len(target.cards)
+    if shape.ace == "around":
+        return size < 13
+    low = target.start > 1
+    high = target.start + size <= shape.high_end()
+    return low if end == "low" else high if end == "high" else low or high
+
+
+def read_as(pieces: Sequence[Piece], shape: MeldShape, kind: str,
+            best: Meld | None = None) -> Meld | None:
+    """The best valid reading of ``pieces`` as a ``kind`` (``"set"`` / ``"run"``), if any
+    (a Dummy contract asks for a kind: DUMMY-CONTRACTS).
+
+    The meld validator (:func:`check_meld`) is the judge: a run reading is asked for with
+    sets switched off; a set reading by declaring each undeclared wild as the set's rank
+    (then its suit is given back as open, as for any set wild). ``best``:
+    ``check_meld(pieces, shape)``, when the caller has it already.
+    """
+    if best is None:
+        try:
+            best = check_meld(pieces, shape)
+        except MeldError:
+            return None
+    if best.kind == kind:
+        return best
+    if kind == "run":
+        try:
+            return check_meld(pieces, replace(shape, set_max=2))
+        except MeldError:
+            return None
+    ranks = {rank_of(p.card) for p in pieces if not shape.is_wild(p.card) and p.as_ is None}
+    ranks |= {rank_of(p.as_) for p in pieces if p.as_ is not None}
+    if len(ranks) > 1:
+        return None
+    rank = ranks.pop() if ranks else 2  # only wilds: a set of 2s standing as themselves
+    if rank == 2 and not any(p.card != JOKER for p in pieces):
+        return None
+    name = RANKS[rank - 1]
+    forced = [Piece(p.card, name + "S") if p.as_ is None and shape.is_wild(p.card)
+              and not (rank == 2 and p.card != JOKER) else p for p in pieces]
+    try:
+        reading = check_meld(forced, shape)
+    except MeldError:
+        return None
+    if reading.kind != "set":
+        return None
+    # the wilds the referee declared get their open suit back (C-WILD)
+    declared = Counter((p.card, p.as_) for p in pieces if p.as_ is not None)
+    idents = list(reading.idents)
+    for i, (card, ident) in enumerate(zip(reading.cards, idents, strict=True)):
+        if card == ident:
+            continue
+        if declared[(card, ident)] > 0:
+            declared[(card, ident)] -= 1
+        else:
+            idents[i] = name + OPEN_SUIT
+    order = sorted(range(len(idents)), key=lambda i: (reading.cards[i] != idents[i],
+                                                      "SHDC*".index(idents[i][1])))
+    return replace(reading, cards=tuple(reading.cards[i] for i in order),
+                   idents=tuple(idents[i] for i in order))

@@ -30,9 +30,20 @@ from service.rules import (
 from service.rules.cards import JOKER
 from service.rules.compound import find_all_but_one, find_contract
 from service.rules.engine import shape_of
-from service.rules.moves import CutIn, Discard, Draw, LayOff, MeldMove, Move, SwapJoker
+from service.rules.legal import legal_moves
+from service.rules.moves import (
+    CutIn,
+    Discard,
+    Draw,
+    LayOff,
+    MeldMove,
+    Move,
+    SwapJoker,
+    move_from_dict,
+)
 from service.rules.search import best_combination, candidate_melds
-from service.rules.wrotham import is_late_deal
+from service.rules.variants.dummy import DummyRules, dummy_state
+from service.rules.variants.wrotham import is_late_deal
 
 
 def find_meld(state: GameState, seat: int, rng: Random) -> tuple[Piece, ...] | None:
@@ -90,7 +101,7 @@ def _choose_dummy(state: GameState, seat: int, rng: Random) -> Move:
         return Draw("stock")
     hand = state.hands[seat]
     if not state.melded[seat]:
-        found = find_contract(state, seat)
+        found = find_contract(hand, shape_of(state), DummyRules.current(state, seat).needs)
         if found is not None and _legal(state, seat, found):
             return found
     elif state.tabled[seat] and len(hand) > 1:
@@ -106,7 +117,8 @@ def _choose_dummy(state: GameState, seat: int, rng: Random) -> Move:
 def _choose_wrotham_late(state: GameState, seat: int, rng: Random) -> Move:
     if state.phase == "draw":
         return Draw("discard" if state.discard and rng.random() < 0.3 else "stock")
-    found = find_all_but_one(state, seat)
+    found = find_all_but_one(state.hands[seat], shape_of(state),
+                             state.taken if state.taken_before == 0 else None)
     if found is not None:
         return found
     return legal_discard(state, seat, rng)
@@ -222,9 +234,6 @@ def play(
 def any_legal(state: GameState, seat: int) -> Move:
     """A move :func:`~service.rules.legal.legal_moves` lists (the simplest kind first), or
     its compound example."""
-    from service.rules.legal import legal_moves
-    from service.rules.moves import move_from_dict
-
     answer = legal_moves(state, seat)
     for kind in ("draw", "discard", "lay_off", "meld", "swap_joker"):
         for wire in answer.moves:
@@ -239,7 +248,7 @@ def maybe_cut_in(state: GameState, rng: Random) -> tuple[int, Move] | None:
     """Dummy with ``cut_ins``: sometimes a seat out of turn claims the top discard
     (DUMMY-CUTIN), when the engine accepts it."""
     if (state.variant != "dummy" or not state.rules.get("cut_ins") or state.phase != "draw"
-            or not state.var.get("cut_in", {}).get("open") or rng.random() > 0.4):
+            or not dummy_state(state).cut_in.open or rng.random() > 0.4):
         return None
     seats = [s for s in range(state.players_count) if s != state.turn]
     seat = rng.choice(seats)

@@ -4,7 +4,9 @@
 values. The store keeps :meth:`GameState.to_compact`, the same dict with every card list
 written as one string of two-character codes (``["AS", "TH"]`` -> ``"ASTH"``; also in the
 hidden deal record ``var["fair"]``) and table melds as arrays: fewer bytes, cheaper to
-encode and parse. ``from_dict`` reads both forms. The state holds hidden information
+encode and parse. ``from_dict`` reads both forms. A variant's own facts (Dummy's contracts
+and cut-ins) are typed, in ``GameState.variant_state`` (:class:`VariantState`); the stored
+document keeps them in ``var`` under the variant's keys. The state holds hidden information
 (hands, the stock, arranged deals still to come): only :mod:`service.rules.views` may show
 it, and only to the seat allowed to see it.
 
@@ -14,6 +16,7 @@ Piles: ``stock[-1]`` is the top of the stock, ``discard[-1]`` the top of the dis
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -102,6 +105,34 @@ def _copy_var(var: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class VariantState:
+    """A variant's own facts of a game, typed (Dummy's contracts and cut-ins), kept in
+    ``GameState.variant_state``. The stored document holds them in ``var`` under the
+    variant's keys (:meth:`to_wire`); :func:`register_variant_state` tells
+    :meth:`GameState.from_dict` how a variant reads them back."""
+
+    def to_wire(self) -> dict[str, Any]:
+        """The facts by their keys in the stored ``var``, as new JSON-compatible values."""
+        raise NotImplementedError
+
+    def copy(self) -> VariantState:
+        """A copy that shares nothing that changes."""
+        raise NotImplementedError
+
+
+StateReader = Callable[[dict[str, Any]], VariantState | None]
+"""Reads a variant's facts out of a stored ``var`` dict: takes its keys out of the dict it
+is given (a copy) and returns them typed, or None when the dict holds none."""
+
+_STATE_READERS: dict[str, StateReader] = {}
+
+
+def register_variant_state(variant_id: str, read: StateReader) -> None:
+    """How :meth:`GameState.from_dict` reads the facts of ``variant_id``'s games
+    (:mod:`service.rules.variants` registers every variant that has some)."""
+    _STATE_READERS[variant_id] = read
+
+
 @dataclass
 class TableMeld:
     """A meld on the table: its cards in order and what each stands for (``idents``)."""
@@ -176,7 +207,11 @@ class GameState:
     out_of_match: list[bool] = field(default_factory=list)
     """Per seat: eliminated from the match (R51-END ``eliminate_at``)."""
     var: dict[str, Any] = field(default_factory=dict)
-    """Variant-specific facts (contracts, cut-ins, …)."""
+    """Plain facts beside the fields: the hand's hidden deal record
+    (:mod:`service.rules.fairness`)."""
+    variant_state: VariantState | None = None
+    """The variant's own facts, typed (Dummy: :class:`~service.rules.variants.dummy.
+    DummyState`); None in variants that keep none."""
     taken: str | None = None
     """The card taken from the discard pile this turn (C-DISCARD-BACK, R51-DRAW)."""
     taken_before: int = 0
@@ -204,15 +239,21 @@ class GameState:
         return next((m for m in self.melds if m.id == meld_id), None)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field as plain JSON-compatible data (a deep copy)."""
-        out = {name: copy_plain(getattr(self, name)) for name in _FIELDS}
+        """Every field as plain JSON-compatible data (a deep copy); the variant's facts in
+        ``var``."""
+        out = {name: copy_plain(getattr(self, name)) for name in _STORED}
         out["melds"] = [m.to_dict() for m in self.melds]
+        if self.variant_state is not None:
+            out["var"] = {**self.variant_state.to_wire(), **out["var"]}
         return out
 
     def to_compact(self) -> dict[str, Any]:
         """:meth:`to_dict` with card lists packed into strings and melds as arrays, for
         storage (values are shared with the state, not copied: encode it at once)."""
         out = self._values()
+        del out["variant_state"]
+        if self.variant_state is not None:
+            out["var"] = {**self.variant_state.to_wire(), **self.var}
         out["hands"] = [_pack(h) for h in self.hands]
         out["stock"] = _pack(self.stock)
         out["discard"] = _pack(self.discard)
@@ -223,6 +264,15 @@ class GameState:
     def from_dict(data: dict[str, Any]) -> GameState:
         """The state of a :meth:`to_dict` or :meth:`to_compact` dict."""
         values = dict(data)
+        var = values.get("var")
+        if type(var) is dict:
+            var = dict(var)
+            read = _STATE_READERS.get(values.get("variant", ""))
+            if read is not None:
+                values["variant_state"] = read(var)
+            if type(var.get(DEAL_RECORD)) is dict:  # kept packed
+                var[DEAL_RECORD] = pack_deal(var[DEAL_RECORD])
+            values["var"] = var
         values["melds"] = [TableMeld.from_stored(m) for m in values.get("melds", [])]
         for pile in ("stock", "discard"):
             if type(values.get(pile)) is str:
@@ -230,9 +280,6 @@ class GameState:
         hands = values.get("hands")
         if hands and any(type(h) is str for h in hands):
             values["hands"] = [_unpack(h) if type(h) is str else h for h in hands]
-        var = values.get("var")
-        if type(var) is dict and type(var.get(DEAL_RECORD)) is dict:  # kept packed
-            values["var"] = {**var, DEAL_RECORD: pack_deal(var[DEAL_RECORD])}
         return GameState(**values)
 
     def copy(self) -> GameState:
@@ -248,6 +295,7 @@ class GameState:
             totals=list(self.totals), history=list(self.history),
             winners=list(self.winners), tabled=list(self.tabled), melded=list(self.melded),
             out_of_match=list(self.out_of_match), var=_copy_var(self.var),
+            variant_state=None if self.variant_state is None else self.variant_state.copy(),
         )
         if COMPILED:
             return GameState(**values)
@@ -297,3 +345,5 @@ class GameState:
 
 
 _FIELDS = tuple(f.name for f in fields(GameState))
+_STORED = tuple(name for name in _FIELDS if name != "variant_state")
+"""The fields a stored document has a key for (the variant's facts are in ``var``)."""

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.rules import dummy, fairness
+from service.rules import fairness
 from service.rules.cards import JOKER, standard_deck
 from service.rules.state import GameState
+from service.rules.variants import dummy
 
 PUBLIC = None
 """The viewer of the public view and the public log."""

@@ -1,4 +1,4 @@
-"""Wrotham rummy (RULES.md WROTHAM): basic rummy with three wild jokers, an eight-card
+"""Wrotham rummy (docs/rules.md, WROTHAM): basic rummy with three wild jokers, an eight-card
 start without a draw, joker exchanges, and late deals that go down all at once.
 
 * WROTHAM-DECK: 52 cards and 3 jokers, any number of them in a meld (at least one natural);
@@ -14,7 +14,7 @@ start without a draw, joker exchanges, and late deals that go down all at once.
   (15); after the last deal the highest total wins (``winner_collects``) or the lowest
   (``penalty``).
 
-Choices where RULES.md leaves one open:
+Choices where the rules leave one open:
 
 * The match lasts ``match_end: {"deals": N}`` deals (default 6) and the late deals are the
   last three (deals 4–6 of six; the seed says "in the last three rounds").
@@ -28,18 +28,43 @@ Choices where RULES.md leaves one open:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from service.rules.cards import JOKER, rank_of, remove
+from service.rules.compound import find_all_but_one
 from service.rules.errors import N_, Code, Violation
-from service.rules.melds import OPEN_SUIT, Meld, MeldShape, meld_from_table
+from service.rules.melds import OPEN_SUIT, Meld, meld_from_table
 from service.rules.moves import SwapJoker
-from service.rules.ruleset import Rules
+from service.rules.rule_ids import RuleId
+from service.rules.ruleset import Knob, Rules, Variant
 from service.rules.state import GameState, TableMeld
-from service.rules.turn import LaidOff, Turn, VariantRules
+from service.rules.variants.base import Compound, LaidOff, Turn
+from service.rules.variants.basic import BASIC, BasicRules
 
 LATE_DEALS = 3
 """How many deals at the end of the match are late deals (WROTHAM-LATE)."""
+
+JOKER_PENALTY = Knob("joker_penalty", "int", RuleId.WROTHAM_SCORE,
+                     "What a joker left in hand counts.", minimum=0, maximum=500)
+MATCH_END = Knob("match_end", "match_end", RuleId.WROTHAM_LATE,
+                 "The number of deals (six); the last three are late deals, in which a "
+                 "player goes down all at once.", ("deals",))
+
+WROTHAM = Variant(
+    id="wrotham", name="Wrotham rummy", decks=1, jokers=3, wild_twos=False,
+    min_players=2, max_players=6, upcard=False, set_max=4, set_distinct_suits=True,
+    run_same_suit=True, deal_sizes=dict.fromkeys(range(2, 7), 7), starter_extra=1,
+    # WROTHAM-SCORE: as BASIC-SCORE and BASIC-RUMMY, so basic rummy's knobs, plus these
+    knobs={**{k: v for k, v in BASIC.knobs.items() if k != "match_end"},
+           "joker_penalty": JOKER_PENALTY, "match_end": MATCH_END},
+    defaults={**{k: v for k, v in BASIC.defaults.items() if k != "match_end"},
+              "joker_penalty": 15, "match_end": {"deals": 6}},
+    # WROTHAM-DECK for sets and wilds, C-RUN's runs; the rules have no WROTHAM-END or
+    # WROTHAM-OUT: Wrotham plays as basic rummy there
+    set_rule=RuleId.WROTHAM_DECK, run_rule=RuleId.C_RUN, wild_rule=RuleId.WROTHAM_DECK,
+    out_rule=RuleId.BASIC_OUT, end_rule=RuleId.BASIC_END,
+)
+"""Wrotham rummy: 52 cards and 3 jokers, 2 to 6 players (WROTHAM-PLAYERS); the starting
+player gets 8 cards, no upcard (WROTHAM-DEAL)."""
 
 
 def deals_in_match(rules: Rules) -> int:
@@ -52,19 +77,8 @@ def is_late_deal(state: GameState, rules: Rules) -> bool:
     return state.hand_number > deals_in_match(rules) - LATE_DEALS
 
 
-class WrothamRules(VariantRules):
+class WrothamRules(BasicRules):
     """WROTHAM rules on top of basic rummy's."""
-
-    @property
-    def rule_prefix(self) -> str:
-        """The generic steps cite BASIC's ids (BASIC-END for a finished match, BASIC-OUT):
-        RULES.md has no WROTHAM-END or WROTHAM-OUT, Wrotham playing as basic rummy there."""
-        return "BASIC"
-
-    def meld_shape(self, rules: Rules) -> MeldShape:
-        """WROTHAM-DECK for sets and wilds; runs are C-RUN's."""
-        return replace(super().meld_shape(rules), set_rule="WROTHAM-DECK", run_rule="C-RUN",
-                       wild_rule="WROTHAM-DECK")
 
     def first_turn(self, state: GameState) -> None:
         """WROTHAM-DEAL: the starting player holds 8 cards and does not draw."""
@@ -79,12 +93,12 @@ class WrothamRules(VariantRules):
         left = len(turn.hand) - used
         if is_late_deal(turn.state, turn.rules):
             if left > 1:
-                raise Violation(Code.MUST_MELD_ALL_AT_ONCE, "WROTHAM-LATE",
+                raise Violation(Code.MUST_MELD_ALL_AT_ONCE, RuleId.WROTHAM_LATE,
                                 N_("in deal {deal} (a late deal) you go down with all your "
                                    "cards at once but the one you discard: this would leave "
                                    "{left}"), deal=turn.state.hand_number, left=left)
             if left < 1:
-                raise Violation(Code.MUST_DISCARD_TO_GO_OUT, "WROTHAM-LATE",
+                raise Violation(Code.MUST_DISCARD_TO_GO_OUT, RuleId.WROTHAM_LATE,
                                 N_("in a late deal you go out with a discard: keep one card"))
             if lay_offs:
                 self.check_lay_offs(turn, lay_offs, in_meld_action=True)
@@ -96,7 +110,7 @@ class WrothamRules(VariantRules):
                        in_meld_action: bool = False) -> None:
         if not in_meld_action:
             if is_late_deal(turn.state, turn.rules):
-                raise Violation(Code.MUST_MELD_ALL_AT_ONCE, "WROTHAM-LATE",
+                raise Violation(Code.MUST_MELD_ALL_AT_ONCE, RuleId.WROTHAM_LATE,
                                 N_("in deal {deal} (a late deal) nothing goes on the table "
                                    "until all your cards but one go down at once"),
                                 deal=turn.state.hand_number)
@@ -107,8 +121,18 @@ class WrothamRules(VariantRules):
     def _keep_one(turn: Turn, used: int) -> None:
         """BASIC-OUT's ``must_discard_to_go_out``, cited by its own rule id."""
         if turn.rules.must_discard_to_go_out and used >= len(turn.hand):
-            raise Violation(Code.MUST_DISCARD_TO_GO_OUT, "BASIC-OUT",
+            raise Violation(Code.MUST_DISCARD_TO_GO_OUT, RuleId.BASIC_OUT,
                             N_("this would leave no card to discard; keep one to go out"))
+
+    def compound_action(self, turn: Turn, melds: list[Meld] | None) -> Compound | None:
+        """WROTHAM-LATE: in a late deal, every card but one down at once (the one left is
+        not the card just taken from the discard pile, C-DISCARD-BACK)."""
+        s = turn.state
+        if not is_late_deal(s, turn.rules):
+            return None
+        barred = s.taken if s.taken_before == 0 else None
+        return Compound("all_at_once", RuleId.WROTHAM_LATE,
+                        find_all_but_one(turn.hand, turn.shape, barred))
 
     # -- joker exchange ------------------------------------------------------------------
 
@@ -117,14 +141,14 @@ class WrothamRules(VariantRules):
         to the hand and may stay there."""
         s = turn.state
         if move.card == JOKER:
-            raise Violation(Code.SWAP_NOT_ALLOWED, "WROTHAM-SWAP",
+            raise Violation(Code.SWAP_NOT_ALLOWED, RuleId.WROTHAM_SWAP,
                             N_("exchange a joker for the card it stands for, not for a "
                                "joker"))
         turn.holds([move.card])
         target = s.meld(move.meld_id)
         if target is None:
             on_table = ", ".join(m.id for m in s.melds)
-            raise Violation(Code.UNKNOWN_MELD, "WROTHAM-SWAP",
+            raise Violation(Code.UNKNOWN_MELD, RuleId.WROTHAM_SWAP,
                             N_("no meld {meld_id!r} on the table ({melds})") if on_table else
                             N_("no meld {meld_id!r} on the table (none yet)"),
                             meld_id=move.meld_id, melds=on_table)
@@ -145,10 +169,10 @@ class WrothamRules(VariantRules):
     def _swap_index(target: TableMeld, card: str) -> int:
         jokers = [i for i, c in enumerate(target.cards) if c == JOKER]
         if not jokers:
-            raise Violation(Code.SWAP_NOT_ALLOWED, "WROTHAM-SWAP", N_("{meld_id} holds no joker"),
-                            meld_id=target.id)
+            raise Violation(Code.SWAP_NOT_ALLOWED, RuleId.WROTHAM_SWAP,
+                            N_("{meld_id} holds no joker"), meld_id=target.id)
         if target.kind == "set" and len(target.cards) < 4:
-            raise Violation(Code.SWAP_NOT_ALLOWED, "WROTHAM-SWAP",
+            raise Violation(Code.SWAP_NOT_ALLOWED, RuleId.WROTHAM_SWAP,
                             N_("a joker in a 3-card set cannot be exchanged: its identity is "
                                "open"))
         suits = {ident[1] for ident in target.idents}
@@ -160,7 +184,7 @@ class WrothamRules(VariantRules):
                     and rank_of(card) == target.start and card[1] not in suits):
                 return i
         stands = ", ".join(target.idents[i] for i in jokers)
-        raise Violation(Code.SWAP_NOT_ALLOWED, "WROTHAM-SWAP",
+        raise Violation(Code.SWAP_NOT_ALLOWED, RuleId.WROTHAM_SWAP,
                         N_("the joker in {meld_id} stands for {stands_for}, not {card}"),
                         meld_id=target.id, stands_for=stands, card=card)
 
@@ -171,3 +195,7 @@ class WrothamRules(VariantRules):
         missing = sorted(set("SHDC") - {ident[1] for ident in target.idents})
         if len(open_) == 1 and len(missing) == 1:
             target.idents[open_[0]] = target.idents[open_[0]][0] + missing[0]
+
+
+RULES = WrothamRules(WROTHAM)
+"""Wrotham rummy, as :func:`service.rules.variants.find_variant` finds it."""

@@ -1,4 +1,4 @@
-"""Dummy rummy (RULES.md DUMMY), a contract rummy: what differs from basic rummy.
+"""Dummy rummy (docs/rules.md, DUMMY), a contract rummy: what differs from basic rummy.
 
 Two decks and four jokers; every joker and every 2 is wild (a 2 may also stand as a natural
 2); sets may repeat suits and have no size limit; runs mix suits unless ``run_same_suit``;
@@ -10,14 +10,12 @@ player makes no new meld, draws from the stock only, and lays off from their nex
 (DUMMY-CONTRACTS, DUMMY-DRAW, DUMMY-AFTER). Every turn ends with a discard, and a discard
 that would fit a table meld is refused under ``playable_discard: forbid`` (DUMMY-DISCARD).
 
-What the engine keeps in ``GameState.var`` for this variant:
+What the engine keeps for this variant is a :class:`DummyState` (``GameState.
+variant_state``): each seat's contract, the contracts it has completed, its cut-ins this
+hand, and the cut-in window. The stored document keeps them in ``var`` as ``"contract"``,
+``"completed"``, ``"cut_ins"`` and ``"cut_in"`` (``{"open", "discarder", "claims"}``).
 
-* ``"contract"``: each seat's current contract number (1..12);
-* ``"completed"``: how many contracts each seat has completed;
-* ``"cut_ins"``: cut-ins granted to each seat in this hand (at most 2, DUMMY-CUTIN);
-* ``"cut_in"``: the cut-in window, ``{"open", "discarder", "claims"}``.
-
-Choices where RULES.md leaves one open (each also said where it is made):
+Choices where the rules leave one open (each also said where it is made):
 
 * A contract action holds exactly the contract's melds: no extra meld, no lay-off. Where a
   meld could be read both as a set and as a run, the referee takes the reading the contract
@@ -40,42 +38,42 @@ Choices where RULES.md leaves one open (each also said where it is made):
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from random import Random
 from typing import Any
 
 from service.rules import scoring
-from service.rules.cards import JOKER, RANKS, rank_of
+from service.rules.cards import JOKER, rank_of
+from service.rules.compound import Need, find_contract
 from service.rules.errors import N_, Code, Message, Reason, Violation
 from service.rules.melds import (
-    OPEN_SUIT,
     Meld,
     MeldError,
     MeldShape,
     Piece,
-    check_meld,
     extend_meld,
+    may_lay_off,
     meld_from_table,
+    read_as,
 )
 from service.rules.moves import Discard
-from service.rules.ruleset import Rules
-from service.rules.state import GameState
-from service.rules.turn import Event, LaidOff, Turn, VariantRules, may_lay_off
+from service.rules.rule_ids import RuleId
+from service.rules.ruleset import (
+    MAX_STOCK_REBUILDS,
+    STOCK_EXHAUSTED,
+    Knob,
+    Rules,
+    Variant,
+    knob_map,
+)
+from service.rules.state import GameState, VariantState
+from service.rules.variants.base import Compound, Event, LaidOff, Turn, VariantRules
 
 CUT_IN_CARDS = 3
 """Stock cards a granted cut-in gives on top of the discard (DUMMY-CUTIN)."""
 MAX_CUT_INS = 2
 """Cut-ins a player may make in one hand (DUMMY-CUTIN)."""
-
-
-@dataclass(frozen=True)
-class Need:
-    """One meld of a contract: its kind (``"set"`` or ``"run"``) and its least size."""
-
-    kind: str
-    size: int
 
 
 @dataclass(frozen=True)
@@ -133,60 +131,119 @@ def _rank_value(rank: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------
-# Readings of a meld as the kind a contract needs
+# Knobs and the variant as data
 
 
-def read_as(pieces: Sequence[Piece], shape: MeldShape, kind: str,
-            best: Meld | None = None) -> Meld | None:
-    """The best valid reading of ``pieces`` as a ``kind`` (``"set"`` / ``"run"``), if any.
+RUN_SAME_SUIT = Knob("run_same_suit", "bool", RuleId.DUMMY_RUN,
+                     "Runs must be of one suit (false: a run may mix suits).")
+PLAYABLE_DISCARD = Knob(
+    "playable_discard", "enum", RuleId.DUMMY_DISCARD,
+    "forbid: a discard that would fit a meld on the table as a lay-off is refused, unless it "
+    "is the last card or every card in hand would fit; allow.", ("forbid", "allow"))
+CUT_INS = Knob(
+    "cut_ins", "bool", RuleId.DUMMY_CUTIN,
+    "A player out of turn may claim the top discard (with the top 3 stock cards) before the "
+    "next player draws from the stock; the next player has priority.")
+MATCH_END = Knob(
+    "match_end", "match_end", RuleId.DUMMY_END,
+    'After the hand in which someone completes contract N ({"contracts": 12}: the lowest '
+    "total among those who completed them all wins), or after a number of deals (lowest "
+    "total wins).", ("contracts", "deals"),
+    limits={"contracts": (1, 12)})  # the twelve contracts
 
-    The meld validator (:func:`~service.rules.melds.check_meld`) is the judge: a run reading
-    is asked for with sets switched off; a set reading by declaring each undeclared wild as
-    the set's rank (then its suit is given back as open, as for any set wild). ``best``:
-    ``check_meld(pieces, shape)``, when the caller has it already.
-    """
-    if best is None:
-        try:
-            best = check_meld(pieces, shape)
-        except MeldError:
+DUMMY = Variant(
+    id="dummy", name="Dummy rummy", decks=2, jokers=4, wild_twos=True, min_players=2,
+    max_players=4, upcard=True, set_max=None, set_distinct_suits=False, run_same_suit=False,
+    deal_sizes=dict.fromkeys(range(2, 5), 13),
+    knobs=knob_map(RUN_SAME_SUIT, PLAYABLE_DISCARD, CUT_INS, STOCK_EXHAUSTED,
+                   MAX_STOCK_REBUILDS, MATCH_END),
+    defaults={
+        "run_same_suit": False,
+        "playable_discard": "forbid",
+        "cut_ins": False,
+        "stock_exhausted": "shuffle",  # DUMMY-STOCK
+        "max_stock_rebuilds": 3,
+        "match_end": {"contracts": 12},
+    },
+    set_rule=RuleId.DUMMY_SET, run_rule=RuleId.DUMMY_RUN, wild_rule=RuleId.DUMMY_WILDS,
+    out_rule=RuleId.DUMMY_DISCARD, end_rule=RuleId.DUMMY_END,
+)
+"""Dummy rummy: 108 cards, jokers and 2s wild, 2 to 4 players, 13 cards, an upcard
+(DUMMY-PLAYERS). Every turn ends with a discard (DUMMY-DISCARD), so that rule is its
+going-out rule."""
+
+
+# ---------------------------------------------------------------------------------------
+# The per-game facts
+
+
+@dataclass
+class CutInWindow:
+    """DUMMY-CUTIN's window: open from a discard until the next player draws, with the
+    seats that claimed the discard in it."""
+
+    open: bool = False
+    discarder: int | None = None
+    claims: list[int] = field(default_factory=list)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"open": self.open, "discarder": self.discarder, "claims": list(self.claims)}
+
+
+@dataclass
+class DummyState(VariantState):
+    """What Dummy keeps beside the common state: per seat, the contract it is on and how
+    many it has completed (DUMMY-CONTRACTS), its cut-ins this hand, and the cut-in window
+    (DUMMY-CUTIN)."""
+
+    contract: list[int]
+    """Each seat's current contract number (1..12)."""
+    completed: list[int]
+    """How many contracts each seat has completed."""
+    cut_ins: list[int]
+    """Cut-ins granted to each seat in this hand (at most :data:`MAX_CUT_INS`)."""
+    cut_in: CutInWindow
+    """The cut-in window."""
+
+    @staticmethod
+    def new(players: int) -> DummyState:
+        """The facts of a match about to start: every seat on contract 1."""
+        return DummyState([1] * players, [0] * players, [0] * players, CutInWindow())
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"contract": list(self.contract), "completed": list(self.completed),
+                "cut_ins": list(self.cut_ins), "cut_in": self.cut_in.to_wire()}
+
+    def copy(self) -> DummyState:
+        window = self.cut_in
+        return DummyState(list(self.contract), list(self.completed), list(self.cut_ins),
+                          CutInWindow(window.open, window.discarder, list(window.claims)))
+
+    @staticmethod
+    def read(var: dict[str, Any]) -> DummyState | None:
+        """The facts a stored ``var`` holds (their keys taken out of it), or None."""
+        if "contract" not in var:
             return None
-    if best.kind == kind:
-        return best
-    if kind == "run":
-        try:
-            return check_meld(pieces, replace(shape, set_max=2))
-        except MeldError:
-            return None
-    ranks = {rank_of(p.card) for p in pieces if not shape.is_wild(p.card) and p.as_ is None}
-    ranks |= {rank_of(p.as_) for p in pieces if p.as_ is not None}
-    if len(ranks) > 1:
-        return None
-    rank = ranks.pop() if ranks else 2  # only wilds: a set of 2s standing as themselves
-    if rank == 2 and not any(p.card != JOKER for p in pieces):
-        return None
-    name = RANKS[rank - 1]
-    forced = [Piece(p.card, name + "S") if p.as_ is None and shape.is_wild(p.card)
-              and not (rank == 2 and p.card != JOKER) else p for p in pieces]
-    try:
-        reading = check_meld(forced, shape)
-    except MeldError:
-        return None
-    if reading.kind != "set":
-        return None
-    # the wilds the referee declared get their open suit back (C-WILD)
-    declared = Counter((p.card, p.as_) for p in pieces if p.as_ is not None)
-    idents = list(reading.idents)
-    for i, (card, ident) in enumerate(zip(reading.cards, idents, strict=True)):
-        if card == ident:
-            continue
-        if declared[(card, ident)] > 0:
-            declared[(card, ident)] -= 1
-        else:
-            idents[i] = name + OPEN_SUIT
-    order = sorted(range(len(idents)), key=lambda i: (reading.cards[i] != idents[i],
-                                                      "SHDC*".index(idents[i][1])))
-    return replace(reading, cards=tuple(reading.cards[i] for i in order),
-                   idents=tuple(idents[i] for i in order))
+        contracts = [int(n) for n in var.pop("contract")]
+        players = len(contracts)
+        window = var.pop("cut_in", None) or {}
+        return DummyState(
+            contracts, [int(n) for n in var.pop("completed", [0] * players)],
+            [int(n) for n in var.pop("cut_ins", [0] * players)],
+            CutInWindow(bool(window.get("open", False)), window.get("discarder"),
+                        [int(seat) for seat in window.get("claims", [])]))
+
+
+def dummy_state(state: GameState) -> DummyState:
+    """The Dummy facts of ``state`` (a Dummy game's, made at its first deal)."""
+    facts = state.variant_state
+    if not isinstance(facts, DummyState):
+        raise TypeError(f"a {state.variant} game has no Dummy facts")
+    return facts
+
+
+# ---------------------------------------------------------------------------------------
+# Readings of melds as the contract needs
 
 
 def fit_contract(melds: Sequence[Sequence[Piece]], shape: MeldShape, wanted: Contract,
@@ -226,15 +283,16 @@ class DummyRules(VariantRules):
 
     score_needs: tuple[str, ...] = ()
 
+    def read_state(self, var: dict[str, Any]) -> DummyState | None:
+        return DummyState.read(var)
+
     # -- shape and values ----------------------------------------------------------------
 
     def meld_shape(self, rules: Rules) -> MeldShape:
-        """DUMMY-SET, DUMMY-RUN (ace high or low, never wrapping), DUMMY-WILDS."""
-        return MeldShape(
-            is_wild=self.variant.is_wild, ace="high_or_low", set_max=None,
-            set_distinct_suits=False, run_same_suit=rules.run_same_suit, max_wilds=None,
-            flexible_twos=True, meld_value=self.meld_value(rules), set_rule="DUMMY-SET",
-            run_rule="DUMMY-RUN", wild_rule="DUMMY-WILDS")
+        """DUMMY-SET, DUMMY-RUN (knob ``run_same_suit``; the ace high or low, never
+        wrapping), DUMMY-WILDS (any number)."""
+        return replace(super().meld_shape(rules), ace="high_or_low",
+                       run_same_suit=rules.run_same_suit, max_wilds=None)
 
     def meld_value(self, rules: Rules) -> Callable[[int, bool], int]:
         """What an identity on the table would count in hand (DUMMY-SCORE)."""
@@ -253,7 +311,7 @@ class DummyRules(VariantRules):
     @staticmethod
     def current(state: GameState, seat: int) -> Contract:
         """The contract ``seat`` is on."""
-        return contract(state.var["contract"][seat])
+        return contract(dummy_state(state).contract[seat])
 
     def meld_sizes(self, state: GameState, seat: int) -> Collection[int] | None:
         """A new meld on its own is only ever a contract of one meld (DUMMY-CONTRACTS: the
@@ -268,17 +326,18 @@ class DummyRules(VariantRules):
         """C-DEAL as basic; every seat starts on contract 1; cut-ins reset each hand."""
         super().first_turn(state)
         n = state.players_count
-        state.var.setdefault("contract", [1] * n)
-        state.var.setdefault("completed", [0] * n)
-        state.var["cut_ins"] = [0] * n
-        state.var["cut_in"] = {"open": False, "discarder": None, "claims": []}
+        facts = state.variant_state
+        if not isinstance(facts, DummyState):
+            facts = state.variant_state = DummyState.new(n)
+        facts.cut_ins = [0] * n
+        facts.cut_in = CutInWindow()
 
     # -- the turn ------------------------------------------------------------------------
 
     def check_draw(self, turn: Turn, source: str) -> None:
         """DUMMY-DRAW: after the contract, the stock only."""
         if source == "discard" and turn.opened:
-            raise Violation(Code.DISCARD_DRAW_FORBIDDEN, "DUMMY-DRAW",
+            raise Violation(Code.DISCARD_DRAW_FORBIDDEN, RuleId.DUMMY_DRAW,
                             N_("you have laid down your contract this hand: draw from the "
                                "stock"))
 
@@ -286,11 +345,11 @@ class DummyRules(VariantRules):
         """DUMMY-CUTIN: the next player's draw closes the window. Taking the discard voids
         the claims; a stock draw first grants the best-placed claim."""
         s = turn.state
-        window = s.var.get("cut_in")
-        if not window or not window["open"]:
+        facts = dummy_state(s)
+        if not facts.cut_in.open:
             return
-        claims: list[int] = list(window["claims"])
-        s.var["cut_in"] = {"open": False, "discarder": None, "claims": []}
+        claims = list(facts.cut_in.claims)
+        facts.cut_in = CutInWindow()
         if not claims:
             return
         if source == "discard" or len(s.stock) < CUT_IN_CARDS or not s.discard:
@@ -303,9 +362,9 @@ class DummyRules(VariantRules):
         card = s.discard.pop()
         cards = [s.stock.pop() for _ in range(CUT_IN_CARDS)]
         s.hands[winner].extend([card, *cards])
-        s.var["cut_ins"][winner] += 1
+        facts.cut_ins[winner] += 1
         turn.events.append({"type": "cut_in", "seat": winner, "card": card,
-                            "stock_cards": CUT_IN_CARDS, "cut_ins": s.var["cut_ins"][winner],
+                            "stock_cards": CUT_IN_CARDS, "cut_ins": facts.cut_ins[winner],
                             "private": {str(winner): {"cards": cards}}})
         others = [seat for seat in claims if seat != winner]
         if others:
@@ -316,7 +375,7 @@ class DummyRules(VariantRules):
         """DUMMY-CONTRACTS: the only meld action of a hand is the contract, all at once."""
         seat_contract = self.current(turn.state, turn.seat)
         if turn.opened:
-            raise Violation(Code.CONTRACT_ALREADY_MET, "DUMMY-AFTER",
+            raise Violation(Code.CONTRACT_ALREADY_MET, RuleId.DUMMY_AFTER,
                             N_("you have laid down contract {number} this hand: no new melds; "
                                "lay off on the table's melds instead"),
                             number=seat_contract.number)
@@ -324,7 +383,7 @@ class DummyRules(VariantRules):
         fitted = fit_contract(melds, turn.shape, seat_contract, best)
         if fitted is None:
             count = len(seat_contract.needs)
-            raise Violation(Code.CONTRACT_NOT_MET, "DUMMY-CONTRACTS",
+            raise Violation(Code.CONTRACT_NOT_MET, RuleId.DUMMY_CONTRACTS,
                             N_("contract {number} is {contract} ({count} melds, sizes are "
                                "minimums, all in this action); these melds are {melds}")
                             if count > 1 else
@@ -337,11 +396,11 @@ class DummyRules(VariantRules):
     def check_meld_action(self, turn: Turn, melds: Sequence[Meld],
                           lay_offs: Sequence[LaidOff]) -> None:
         if lay_offs:
-            raise Violation(Code.INVALID_LAY_OFF, "DUMMY-AFTER",
+            raise Violation(Code.INVALID_LAY_OFF, RuleId.DUMMY_AFTER,
                             N_("lay-offs come from the turn after your contract on"))
         used = sum(len(m.cards) for m in melds)
         if used >= len(turn.hand):
-            raise Violation(Code.MUST_DISCARD_TO_GO_OUT, "DUMMY-DISCARD",
+            raise Violation(Code.MUST_DISCARD_TO_GO_OUT, RuleId.DUMMY_DISCARD,
                             N_("this would leave no card to discard; every turn ends with one"))
 
     def check_lay_offs(self, turn: Turn, lay_offs: Sequence[LaidOff],
@@ -349,17 +408,17 @@ class DummyRules(VariantRules):
         """DUMMY-AFTER: lay-offs, on anyone's melds, from the turn after the contract on."""
         s = turn.state
         if not turn.opened:
-            raise Violation(Code.NOT_OPENED, "DUMMY-AFTER",
+            raise Violation(Code.NOT_OPENED, RuleId.DUMMY_AFTER,
                             N_("lay down your contract ({contract}) first; lay-offs come "
                                "from the turn after it on"),
                             contract=Message(self.current(s, turn.seat).text))
         if not s.tabled[turn.seat]:
-            raise Violation(Code.INVALID_LAY_OFF, "DUMMY-AFTER",
+            raise Violation(Code.INVALID_LAY_OFF, RuleId.DUMMY_AFTER,
                             N_("you laid down your contract this turn: lay-offs come from "
                                "your next turn on"))
         used = sum(len(lo.pieces) for lo in lay_offs)
         if used >= len(turn.hand):
-            raise Violation(Code.MUST_DISCARD_TO_GO_OUT, "DUMMY-DISCARD",
+            raise Violation(Code.MUST_DISCARD_TO_GO_OUT, RuleId.DUMMY_DISCARD,
                             N_("this would leave no card to discard; every turn ends with one"))
 
     def fits_table(self, turn: Turn, card: str) -> str | None:
@@ -389,7 +448,7 @@ class DummyRules(VariantRules):
         spare = next((c for c in sorted(may) if self.fits_table(turn, c) is None), None)
         if spare is None:
             return
-        raise Violation(Code.PLAYABLE_DISCARD, "DUMMY-DISCARD",
+        raise Violation(Code.PLAYABLE_DISCARD, RuleId.DUMMY_DISCARD,
                         N_("{card} would fit {meld_id} as a lay-off, so it may not be "
                            "discarded while you hold a card that fits no meld (e.g. {spare})"),
                         card=move.card, meld_id=fits, spare=spare)
@@ -397,7 +456,7 @@ class DummyRules(VariantRules):
     def after_discard(self, turn: Turn, move: Discard) -> None:
         """DUMMY-CUTIN: a discard opens the cut-in window until the next player draws."""
         if turn.rules.cut_ins:
-            turn.state.var["cut_in"] = {"open": True, "discarder": turn.seat, "claims": []}
+            dummy_state(turn.state).cut_in = CutInWindow(True, turn.seat, [])
 
     def cut_in(self, state: GameState, seat: int, rng: Random) -> list[Event]:
         """DUMMY-CUTIN: register ``seat``'s claim on the top discard (see the module's
@@ -405,36 +464,42 @@ class DummyRules(VariantRules):
         del rng
         rules = Rules.of(state.rules)
         if not rules.cut_ins:
-            raise Violation(Code.CUT_IN_NOT_ALLOWED, "DUMMY-CUTIN",
+            raise Violation(Code.CUT_IN_NOT_ALLOWED, RuleId.DUMMY_CUTIN,
                             N_("cut-ins are not played in this game (knob cut_ins)"))
-        window = state.var.get("cut_in") or {"open": False, "discarder": None, "claims": []}
+        facts = dummy_state(state)
+        window = facts.cut_in
         reasons: list[Message] = []
-        if state.phase != "draw" or not window["open"]:
+        if state.phase != "draw" or not window.open:
             reasons.append(Message(N_("a cut-in is claimed after a discard, before the next "
                                       "player draws")))
         if seat == state.turn:
             reasons.append(Message(N_("you are next: take the discard by drawing it (you have "
                                       "priority)")))
-        if seat == window["discarder"]:
+        if seat == window.discarder:
             reasons.append(Message(N_("you discarded that card")))
         if state.melded[seat]:
             reasons.append(Message(N_("you have laid down your contract this hand")))
-        if state.var["cut_ins"][seat] >= MAX_CUT_INS:
+        if facts.cut_ins[seat] >= MAX_CUT_INS:
             reasons.append(Message(N_("you have made {count} cut-ins this hand already"),
                                    {"count": MAX_CUT_INS}))
-        if seat in window["claims"]:
+        if seat in window.claims:
             reasons.append(Message(N_("you have already claimed this discard")))
-        if window["open"] and len(state.stock) < CUT_IN_CARDS + 1:
+        if window.open and len(state.stock) < CUT_IN_CARDS + 1:
             reasons.append(Message(N_("the stock holds {count} cards: a cut-in takes {takes} "
                                       "and leaves one for the next player"),
                                    {"count": len(state.stock), "takes": CUT_IN_CARDS}))
         if reasons:
-            raise Violation.of([Reason(Code.CUT_IN_NOT_ALLOWED, "DUMMY-CUTIN", r)
+            raise Violation.of([Reason(Code.CUT_IN_NOT_ALLOWED, RuleId.DUMMY_CUTIN, r)
                                 for r in reasons])
-        window = {**window, "claims": [*window["claims"], seat]}
-        state.var["cut_in"] = window
+        facts.cut_in = CutInWindow(window.open, window.discarder, [*window.claims, seat])
         return [{"type": "cut_in_claim", "seat": seat, "card": state.discard[-1],
                  "next": state.turn}]
+
+    def compound_action(self, turn: Turn, melds: list[Meld] | None) -> Compound:
+        """DUMMY-CONTRACTS: the seat's contract, found whole by the meld search."""
+        needs = self.current(turn.state, turn.seat).needs
+        return Compound("contract", RuleId.DUMMY_CONTRACTS,
+                        find_contract(turn.hand, turn.shape, needs))
 
     # -- the end of a hand and of the match ----------------------------------------------
 
@@ -451,12 +516,13 @@ class DummyRules(VariantRules):
         contract of the hand and whether it was made."""
         result = super().score_hand(turn, went_out)
         s = turn.state
-        made = [{"number": s.var["contract"][seat], "made": s.melded[seat]}
+        facts = dummy_state(s)
+        made = [{"number": facts.contract[seat], "made": s.melded[seat]}
                 for seat in range(s.players_count)]
         for seat in range(s.players_count):
             if s.melded[seat]:
-                s.var["completed"][seat] += 1
-                s.var["contract"][seat] = min(s.var["contract"][seat] + 1, len(CONTRACTS))
+                facts.completed[seat] += 1
+                facts.contract[seat] = min(facts.contract[seat] + 1, len(CONTRACTS))
         return replace(result, flags={**result.flags, "contracts": made})
 
     def match_winners(self, state: GameState, rules: Rules) -> list[int] | None:
@@ -466,7 +532,8 @@ class DummyRules(VariantRules):
         if "deals" in end:
             return scoring.basic_winners(rules, state.totals, len(state.history),
                                          lowest_wins=True)
-        done = [seat for seat, n in enumerate(state.var["completed"]) if n >= end["contracts"]]
+        done = [seat for seat, n in enumerate(dummy_state(state).completed)
+                if n >= end["contracts"]]
         if not done:
             return None
         low = min(state.totals[seat] for seat in done)
@@ -477,9 +544,14 @@ def public_facts(state: GameState) -> tuple[list[dict[str, Any]], dict[str, Any]
     """What the views show of a Dummy game: each seat's ``contract`` and the cut-in window
     (claims are made openly at the table)."""
     n = state.players_count
-    var = state.var
-    seats = [{**contract(var.get("contract", [1] * n)[seat]).public(),
-              "down": state.melded[seat], "completed": var.get("completed", [0] * n)[seat],
-              "cut_ins": var.get("cut_ins", [0] * n)[seat]} for seat in range(n)]
-    window = var.get("cut_in") or {"open": False, "claims": []}
-    return seats, {"open": bool(window["open"]), "claims": list(window["claims"])}
+    facts = state.variant_state
+    if not isinstance(facts, DummyState):
+        facts = DummyState.new(n)
+    seats = [{**contract(facts.contract[seat]).public(), "down": state.melded[seat],
+              "completed": facts.completed[seat], "cut_ins": facts.cut_ins[seat]}
+             for seat in range(n)]
+    return seats, {"open": facts.cut_in.open, "claims": list(facts.cut_in.claims)}
+
+
+RULES = DummyRules(DUMMY)
+"""Dummy rummy, as :func:`service.rules.variants.find_variant` finds it."""

@@ -1,9 +1,11 @@
-"""One move being applied: the generic steps of a turn, and the hooks variants override.
+"""The common turn, and the hooks through which a variant decides each of its steps.
 
-:class:`Turn` carries out a move on a *copy* of the state (the caller's state is never
-touched), asking the variant's :class:`VariantRules` at each step. The defaults of
-:class:`VariantRules` are basic rummy's (RULES.md C and BASIC); other variants subclass it
-and override only what differs — never a copy of the engine.
+:class:`Turn` carries out one move on a *copy* of the state (the caller's state is never
+touched), asking the variant's :class:`VariantRules` at each step; when the move ends the
+hand the turn says so (:attr:`Turn.hand_over`) and the engine deals the next one. A
+variant (one module of :mod:`service.rules.variants`) subclasses :class:`VariantRules` and
+overrides only the steps where its rules differ; the defaults here are those of the common
+model (docs/rules.md, C), with no house rule of any variant's.
 """
 
 from __future__ import annotations
@@ -14,10 +16,9 @@ from random import Random
 from typing import Any
 
 from service.rules import fairness, scoring
-from service.rules.cards import JOKER, contains, rank_of, remove
+from service.rules.cards import JOKER, contains, remove
 from service.rules.errors import N_, Code, Message, Reason, Violation
 from service.rules.melds import (
-    OPEN_SUIT,
     Accept,
     Meld,
     MeldError,
@@ -26,8 +27,6 @@ from service.rules.melds import (
     check_meld,
     extend_meld,
     meld_from_table,
-    pos_rank,
-    wild_count,
 )
 from service.rules.memo import ByIdentity, Kept
 from service.rules.moves import (
@@ -35,11 +34,13 @@ from service.rules.moves import (
     Draw,
     LayOff,
     MeldMove,
+    Move,
     SwapJoker,
     TakeFromMeld,
 )
+from service.rules.rule_ids import RuleId
 from service.rules.ruleset import Rules, Variant
-from service.rules.state import GameState, TableMeld
+from service.rules.state import GameState, TableMeld, VariantState
 
 Event = dict[str, Any]
 
@@ -58,8 +59,20 @@ class LaidOff:
         return self.extended.points - self.target.points
 
 
+@dataclass(frozen=True)
+class Compound:
+    """A variant's compound meld action (``GET /v1/games/{id}/legal-moves``'s
+    ``compound``): its ``kind``, its rule, and an example move if the search found one."""
+
+    kind: str
+    rule: RuleId
+    move: Move | None
+
+
 class VariantRules:
-    """What a variant decides at each step of a turn. The defaults are basic rummy's."""
+    """What a variant decides at each step of a turn. The defaults are the common model's;
+    what only some variants have (their card values, scoring, end of the match) each
+    variant says itself."""
 
     def __init__(self, variant: Variant) -> None:
         self.variant = variant
@@ -74,18 +87,19 @@ class VariantRules:
         :func:`~service.rules.melds.check_meld` keeps are found by their shape."""
         return self._shapes.get(rules.values(), lambda: self.meld_shape(rules))
 
-    @property
-    def rule_prefix(self) -> str:
-        """The prefix of the variant's own rule ids (L14 shares R51's)."""
-        return self.variant.rule_prefix
-
     def reading_filter(self, turn: Turn) -> Accept | None:
         """A table-dependent condition meld readings must meet (L14-JOKER-RUN), if any."""
+        return None
+
+    def read_state(self, var: dict[str, Any]) -> VariantState | None:
+        """The variant's own facts from a stored ``var`` (taking their keys out of it), for
+        :meth:`GameState.from_dict`; None for a variant that keeps none."""
         return None
 
     # -- shape and values ----------------------------------------------------------------
 
     def meld_shape(self, rules: Rules) -> MeldShape:
+        """How melds look (C-SET, C-RUN, C-WILD as the variant's data and knobs say)."""
         return MeldShape(
             is_wild=self.variant.is_wild,
             ace=rules.ace,
@@ -95,24 +109,18 @@ class VariantRules:
             max_wilds=rules.max_wilds_per_meld,
             flexible_twos=self.variant.wild_twos,
             meld_value=self.meld_value(rules),
-            set_rule=f"{self.rule_prefix}-SET",
-            run_rule=f"{self.rule_prefix}-RUN" if self.variant.id != "basic" else "C-RUN",
-            wild_rule=f"{self.rule_prefix}-WILDS",
+            set_rule=self.variant.set_rule,
+            run_rule=self.variant.run_rule,
+            wild_rule=self.variant.wild_rule,
         )
 
     def meld_value(self, rules: Rules) -> Callable[[int, bool], int]:
         """Points of a card identity on the table (C-VALUE): (rank, ace high?) -> points."""
-        ace = 1 if rules.ace == "low" else 15
-
-        def value(rank: int, high: bool) -> int:
-            del high
-            return ace if rank == 1 else min(rank, 10)
-
-        return value
+        raise NotImplementedError
 
     def card_count(self, rules: Rules, card: str) -> int:
-        """What ``card`` counts left in a hand (BASIC-SCORE)."""
-        return scoring.basic_count(rules, card)
+        """What ``card`` counts left in a hand (C-VALUE: the variant's -SCORE rule)."""
+        raise NotImplementedError
 
     # -- the turn ------------------------------------------------------------------------
 
@@ -127,12 +135,16 @@ class VariantRules:
         of the engine's own check)."""
         return None
 
+    def check_phase(self, turn: Turn, what: str) -> None:
+        """Refuse a step the variant does not allow now, before the turn's phase is checked
+        (R51-FIRST: the dealer's first action is a discard only)."""
+
     def check_draw(self, turn: Turn, source: str) -> None:
         """Refuse a draw the variant forbids (the generic checks are done)."""
 
     def before_draw(self, turn: Turn, source: str) -> None:
         """What happens as an accepted draw is made, before the card is taken (DUMMY-CUTIN:
-        a pending cut-in is granted or voided). Nothing in basic rummy."""
+        a pending cut-in is granted or voided)."""
 
     def read_melds(self, turn: Turn, melds: Sequence[Sequence[Piece]]) -> list[Meld]:
         """The readings of a meld action's new melds (C-MELD: the best valid one of each).
@@ -143,11 +155,6 @@ class VariantRules:
     def check_meld_action(self, turn: Turn, melds: Sequence[Meld],
                           lay_offs: Sequence[LaidOff]) -> None:
         """Refuse a meld action (new melds, then lay-offs) the variant forbids."""
-        rules = turn.rules
-        limit = rules.melds_limit
-        if limit is not None and turn.state.turn_melds + len(melds) > limit:
-            raise Violation(Code.MELD_LIMIT, "BASIC-MELDS-PER-TURN",
-                            N_("at most {limit} new meld(s) per turn"), limit=limit)
         if lay_offs:
             self.check_lay_offs(turn, lay_offs, in_meld_action=True)
 
@@ -158,11 +165,6 @@ class VariantRules:
     def check_lay_offs(self, turn: Turn, lay_offs: Sequence[LaidOff],
                        in_meld_action: bool = False) -> None:
         """Refuse lay-offs the variant forbids."""
-        if turn.rules.lay_off_requires_own_meld and not turn.state.melded[turn.seat] \
-                and not in_meld_action:
-            raise Violation(Code.INVALID_LAY_OFF, "BASIC-LAYOFF",
-                            N_("you may lay off only after making a meld of your own this "
-                               "hand"))
 
     def check_discard(self, turn: Turn, move: Discard) -> None:
         """Refuse a discard the variant forbids (the generic checks are done)."""
@@ -174,17 +176,38 @@ class VariantRules:
         """After a table move: refuse it if the turn could no longer end legally."""
 
     def swap_joker(self, turn: Turn, move: SwapJoker) -> None:
-        raise Violation(Code.SWAP_NOT_ALLOWED, "C-TURN",
+        raise Violation(Code.SWAP_NOT_ALLOWED, RuleId.C_TURN,
                         N_("{variant} has no joker swaps"), variant=self.variant.name)
 
     def take_from_meld(self, turn: Turn, move: TakeFromMeld) -> None:
-        raise Violation(Code.INVALID_MELD, "C-TURN",
+        raise Violation(Code.INVALID_MELD, RuleId.C_TURN,
                         N_("{variant} does not allow taking cards from melds"),
                         variant=self.variant.name)
 
     def cut_in(self, state: GameState, seat: int, rng: Random) -> list[Event]:
-        raise Violation(Code.CUT_IN_NOT_ALLOWED, "DUMMY-CUTIN",
+        raise Violation(Code.CUT_IN_NOT_ALLOWED, RuleId.DUMMY_CUTIN,
                         N_("{variant} has no cut-ins"), variant=self.variant.name)
+
+    # -- what the legal-move listing asks (service.rules.legal) --------------------------
+
+    def least_meld_points(self, state: GameState, seat: int, rules: Rules) -> int:
+        """The fewest melding points a single new meld of ``seat``'s must be worth to be
+        a move on its own now (R51-OPEN before the opening): a necessary condition of the
+        engine's own check."""
+        return 0
+
+    def lists_takes(self, state: GameState, seat: int, rules: Rules) -> bool:
+        """Whether ``seat`` may take cards from melds now (R51-TAKE), so that the listing
+        looks for such moves."""
+        return False
+
+    def compound_action(self, turn: Turn, melds: list[Meld] | None) -> Compound | None:
+        """The variant's compound meld action for ``turn.seat``, not down yet in the play
+        phase of their turn (``turn`` is on a copy of the state), with an example move
+        found by the meld search; None where the variant has none or it does not apply
+        now. ``melds``: every meld of the hand of a size a meld may have on its own now,
+        when the caller has searched for them."""
+        return None
 
     # -- the end of a hand and of the match ----------------------------------------------
 
@@ -197,15 +220,13 @@ class VariantRules:
         return scoring.HandEnd(
             hands=s.hands, went_out=went_out,
             all_at_once=went_out is not None and not s.tabled[went_out],
-            opened=list(s.melded), final_discard=s.var.get("final_discard"),
+            opened=list(s.melded), final_discard=turn.final_discard,
             jokers_used=s.turn_jokers,
             playing=[not out for out in s.out_of_match] if s.out_of_match else None)
 
     def score(self, rules: Rules, end: scoring.HandEnd) -> scoring.HandScore:
-        """Score a hand (BASIC-SCORE, BASIC-RUMMY, BASIC-BLOCK): pure."""
-        return scoring.score_basic(
-            rules, [[self.card_count(rules, c) for c in h] for h in end.hands],
-            end.went_out, all_at_once=end.all_at_once)
+        """Score a hand (the variant's -SCORE rule): pure."""
+        raise NotImplementedError
 
     def score_hand(self, turn: Turn, went_out: int | None) -> scoring.HandScore:
         return self.score(turn.rules, self.hand_end(turn, went_out))
@@ -216,49 +237,8 @@ class VariantRules:
         return sum(self.card_count(rules, c) for c in meld.cards)
 
     def match_winners(self, state: GameState, rules: Rules) -> list[int] | None:
-        return scoring.basic_winners(rules, state.totals, len(state.history))
-
-
-def may_lay_off(target: TableMeld | Meld, card: str, end: str | None, shape: MeldShape
-                ) -> bool:
-    """False when ``card`` alone certainly cannot be laid off on ``target`` (a table meld,
-    or a reading of one) at ``end``, by the tests :func:`~service.rules.melds.extend_meld`
-    makes: a run grows by one place at the end asked for only within the ranks a run may
-    span (C-RUN); a natural card joins a set of its rank only, of a suit the set lacks when
-    its suits must differ, and not beyond the set's largest size (C-SET); a run only at the
-    position just below or just above it, in the run's suit when runs are of one suit; a
-    joker not beyond the meld's wild limit (R51-WILDS)."""
-    if target.kind == "run" and not _run_has_room(target, end, shape):
-        return False
-    if shape.is_wild(card):
-        if card == JOKER and shape.max_wilds is not None:
-            return wild_count(target.cards, target.idents, shape) < shape.max_wilds
-        return True
-    rank = rank_of(card)
-    if target.kind == "set":
-        if rank != target.start:
-            return False
-        if shape.set_max is not None and len(target.cards) >= shape.set_max:
-            return False
-        return not (shape.set_distinct_suits and any(
-            ident[1] == card[1] for ident in target.idents))
-    if shape.run_same_suit and any(ident[1] not in (card[1], OPEN_SUIT)
-                                   for ident in target.idents):
-        return False
-    below = end != "high" and rank == pos_rank(target.start - 1)
-    above = end != "low" and rank == pos_rank(target.start + len(target.cards))
-    return below or above
-
-
-def _run_has_room(target: TableMeld | Meld, end: str | None, shape: MeldShape) -> bool:
-    """Whether the run ``target`` has a place for one more card at ``end`` (either end when
-    None): as :func:`~service.rules.melds.extend_meld` places cards."""
-    size = len(target.cards)
-    if shape.ace == "around":
-        return size < 13
-    low = target.start > 1
-    high = target.start + size <= shape.high_end()
-    return low if end == "low" else high if end == "high" else low or high
+        """The winners once the match is over (the variant's -END rule), else None."""
+        raise NotImplementedError
 
 
 @dataclass
@@ -272,6 +252,10 @@ class Turn:
     vr: VariantRules
     rng: Random
     events: list[Event] = field(default_factory=list)
+    final_discard: str | None = None
+    """The card the player went out with, when they went out by discarding it."""
+    hand_over: bool = False
+    """The move ended the hand: the engine deals the next one if the match goes on."""
 
     def __post_init__(self) -> None:
         self.shape = self.vr.shape(self.rules)
@@ -288,33 +272,31 @@ class Turn:
 
     def phase(self, wanted: str, what: str) -> None:
         s = self.state
-        if s.discard_only and what != "discard":
-            raise Violation(Code.WRONG_PHASE, f"{self.vr.rule_prefix}-FIRST",
-                            N_("cannot {what} now: the dealer's first action is a discard "
-                               "only"), what=Message(what))
+        self.vr.check_phase(self, what)
         if s.phase != wanted:
             now = N_("draw first") if s.phase == "draw" else N_("you have already drawn")
-            raise Violation(Code.WRONG_PHASE, "C-TURN", N_("cannot {what} now: {now}"),
+            raise Violation(Code.WRONG_PHASE, RuleId.C_TURN, N_("cannot {what} now: {now}"),
                             what=Message(what), now=Message(now))
 
     def holds(self, cards: Sequence[str]) -> None:
         missing = contains(self.hand, cards)
         if missing:
-            raise Violation(Code.CARD_NOT_IN_HAND, "C-TURN",
+            raise Violation(Code.CARD_NOT_IN_HAND, RuleId.C_TURN,
                             N_("not in your hand: {cards}"), cards=", ".join(missing))
 
     def check_leaves(self, used: Sequence[str]) -> None:
         """A meld, lay-off or joker swap must leave a hand that can still end the turn: a
-        card to discard when going out needs one, and not only copies of the card taken
-        from the discard pile, which may not be discarded (C-DISCARD-BACK)."""
+        card to discard when going out needs one (the variant's -OUT rule), and not only
+        copies of the card taken from the discard pile, which may not be discarded
+        (C-DISCARD-BACK)."""
         left = remove(self.hand, used)
         if not left and self.rules.must_discard_to_go_out:
-            raise Violation(Code.MUST_DISCARD_TO_GO_OUT, f"{self.vr.rule_prefix}-OUT",
+            raise Violation(Code.MUST_DISCARD_TO_GO_OUT, self.variant.out_rule,
                             N_("this would leave no card to discard; keep one to go out"))
         taken = self.state.taken
         if taken is not None and left and left.count(taken) == len(left) \
                 and self.state.taken_before == 0:
-            raise Violation(Code.DISCARD_TAKEN_CARD, "C-DISCARD-BACK",
+            raise Violation(Code.DISCARD_TAKEN_CARD, RuleId.C_DISCARD_BACK,
                             N_("this would leave only {card}, taken from the discard pile "
                                "this turn, which may not be discarded: put it on the table "
                                "too or keep another card"), card=taken)
@@ -346,7 +328,7 @@ class Turn:
         target = self.state.meld(move.meld_id)
         if target is None:
             on_table = ", ".join(m.id for m in self.state.melds)
-            raise Violation(Code.UNKNOWN_MELD, "C-LAYOFF",
+            raise Violation(Code.UNKNOWN_MELD, RuleId.C_LAYOFF,
                             N_("no meld {meld_id!r} on the table ({melds})") if on_table else
                             N_("no meld {meld_id!r} on the table (none yet)"),
                             meld_id=move.meld_id, melds=on_table)
@@ -366,7 +348,7 @@ class Turn:
         s = self.state
         self.phase("draw", N_("draw"))
         if move.source == "discard" and not s.discard:
-            raise Violation(Code.EMPTY_PILE, "C-TURN", N_("the discard pile is empty"))
+            raise Violation(Code.EMPTY_PILE, RuleId.C_TURN, N_("the discard pile is empty"))
         self.vr.check_draw(self, move.source)
         self.vr.before_draw(self, move.source)
         if move.source == "discard":
@@ -410,7 +392,7 @@ class Turn:
     def meld(self, move: MeldMove) -> None:
         self.phase("play", N_("meld"))
         if not move.melds:
-            raise Violation(Code.INVALID_MELD, "C-MELD",
+            raise Violation(Code.INVALID_MELD, RuleId.C_MELD,
                             N_("a meld action needs at least one meld"))
         used = [p.card for m in move.melds for p in m] + [
             p.card for lo in move.lay_offs for p in lo.cards]
@@ -419,7 +401,7 @@ class Turn:
         new_ids = [f"m{self.state.meld_seq + i + 1}" for i in range(len(readings))]
         bad = [lo.meld_id for lo in move.lay_offs if lo.meld_id in new_ids]
         if bad:
-            raise Violation(Code.INVALID_LAY_OFF, "C-LAYOFF",
+            raise Violation(Code.INVALID_LAY_OFF, RuleId.C_LAYOFF,
                             N_("lay off on melds already on the table; put these cards in "
                                "the new meld instead"))
         lay_offs = [self.laid_off(lo) for lo in move.lay_offs]
@@ -476,11 +458,10 @@ class Turn:
 
     def discard(self, move: Discard) -> None:
         s = self.state
-        start_hand = s.hand_number
         self.phase("play", N_("discard"))
         self.holds([move.card])
         if move.card == s.taken and s.taken_before == 0:
-            raise Violation(Code.DISCARD_TAKEN_CARD, "C-DISCARD-BACK",
+            raise Violation(Code.DISCARD_TAKEN_CARD, RuleId.C_DISCARD_BACK,
                             N_("{card} was just taken from the discard pile"), card=move.card)
         self.vr.check_discard(self, move)
         self.hand.remove(move.card)
@@ -493,24 +474,33 @@ class Turn:
             return
         s.tabled[self.seat] = s.tabled[self.seat] or s.turn_tabled
         self.vr.after_discard(self, move)
-        if s.status != "playing" or s.hand_number != start_hand:
+        if self.hand_over:
             return  # the penalty draw emptied the stock and ended the hand
         s.turn = s.next_seat(self.seat)
         s.phase = "draw"
         s.reset_turn()
 
+    def swap_joker(self, move: SwapJoker) -> None:
+        self.phase("play", N_("swap a joker"))
+        self.vr.swap_joker(self, move)
+
+    def take_from_meld(self, move: TakeFromMeld) -> None:
+        self.phase("play", N_("take from a meld"))
+        self.vr.take_from_meld(self, move)
+
     # -- hand end ------------------------------------------------------------------------
 
     def out_if_empty(self, final_discard: str | None = None) -> bool:
+        """C-OUT: an empty hand goes out and ends the hand."""
         if self.hand:
             return False
-        self.state.var["final_discard"] = final_discard
+        self.final_discard = final_discard
         self.end_hand(self.seat, "out")
         return True
 
     def end_hand(self, went_out: int | None, reason: str) -> None:
-        from service.rules.engine import deal_hand  # the deal lives with the set-up
-
+        """Score the hand and record it; end the match if it is over. The next hand is
+        the engine's to deal (:attr:`hand_over`)."""
         s = self.state
         result = self.vr.score_hand(self, went_out)
         record: dict[str, Any] = {"hand_number": s.hand_number, "went_out": went_out,
@@ -523,31 +513,10 @@ class Turn:
         revealed = fairness.reveal(s)
         if revealed is not None:
             self.events.append(revealed)
-        s.var.pop("final_discard", None)
+        self.hand_over = True
         winners = self.vr.match_winners(s, self.rules)
         if winners is not None:
             s.status, s.winners = "finished", winners
             s.phase = "over"
             self.events.append({"type": "game_end", "winners": winners,
                                 "totals": list(s.totals)})
-            return
-        s.hand_number += 1
-        s.dealer = s.next_seat(s.dealer)
-        arranged = s.deals[0] if s.deals else None
-        s.deals = s.deals[1:]
-        if arranged is not None and any(
-                out and hand for out, hand in zip(s.out_of_match, arranged["hands"],
-                                                  strict=True)):
-            arranged = None  # arranged for a full table: with a seat out, shuffle
-        self.events.extend(deal_hand(s, self.variant, self.vr, self.rng, arranged))
-
-    # -- the other moves -----------------------------------------------------------------
-
-    def swap_joker(self, move: SwapJoker) -> None:
-        self.phase("play", N_("swap a joker"))
-        self.vr.swap_joker(self, move)
-
-    def take_from_meld(self, move: TakeFromMeld) -> None:
-        self.phase("play", N_("take from a meld"))
-        self.vr.take_from_meld(self, move)
-
