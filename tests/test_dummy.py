@@ -7,6 +7,7 @@ is known; a seat is put on a later contract by setting ``dummy_state(state).cont
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from random import Random
@@ -617,6 +618,76 @@ def test_no_cut_in_when_the_stock_is_too_low() -> None:
     claimant = 3 - state.turn - discarder
     violation = refused(state, claimant, CutIn(), Code.CUT_IN_NOT_ALLOWED, "DUMMY-CUTIN")
     assert "stock" in violation.detail
+
+
+# ---------------------------------------------------------------------------------------
+# The Dummy facts (contracts, cut-ins) as the store keeps them
+
+
+def _claimed() -> GameState:
+    """Three seats, cut-ins on, seat 1 has discarded and seat 0 (not next) has claimed."""
+    state = _after_discard(three({"cut_ins": True}))
+    window = dummy_state(state).cut_in
+    assert window.open and window.discarder is not None
+    claimant = next(seat for seat in range(3) if seat not in (state.turn, window.discarder))
+    return ok(state, claimant, CutIn())
+
+
+def test_the_facts_are_stored_in_var_as_before() -> None:
+    """The stored document keeps the facts under ``var`` as plain data, in the form games
+    stored before they were typed have (``contract``, ``completed``, ``cut_ins``,
+    ``cut_in``), beside the hidden deal record."""
+    state = _claimed()
+    facts = dummy_state(state)
+    wire = {"contract": [1, 1, 1], "completed": [0, 0, 0], "cut_ins": [0, 0, 0],
+            "cut_in": {"open": True, "discarder": facts.cut_in.discarder,
+                       "claims": list(facts.cut_in.claims)}}
+    for stored in (state.to_dict(), state.to_compact()):
+        assert "variant_state" not in stored
+        assert list(stored["var"]) == [*wire, "fair"]
+        assert {k: v for k, v in stored["var"].items() if k != "fair"} == wire
+    assert "contract" not in state.var  # in memory, the facts are typed
+
+
+def test_a_game_stored_before_the_facts_were_typed_loads() -> None:
+    """A document written when the facts were kept untyped in ``var`` reads back into the
+    typed facts, and writes back the same."""
+    state = _claimed()
+    stored = json.loads(json.dumps(state.to_compact()))
+    stored["var"]["contract"], stored["var"]["completed"] = [3, 2, 5], [2, 1, 4]
+    again = GameState.from_dict(stored)
+    facts = dummy_state(again)
+    assert (facts.contract, facts.completed) == ([3, 2, 5], [2, 1, 4])
+    assert facts.cut_in == dummy_state(state).cut_in
+    assert set(again.var) == {"fair"}
+    assert json.loads(json.dumps(again.to_compact())) == stored
+    assert GameState.from_dict(stored).to_dict() == again.to_dict()
+
+
+def test_round_trips_of_the_stored_forms_keep_the_facts() -> None:
+    state = _claimed()
+    for stored in (state.to_dict(), state.to_compact()):
+        again = GameState.from_dict(json.loads(json.dumps(stored)))
+        assert again == state
+        assert again.to_dict() == state.to_dict()
+        assert again.to_compact() == json.loads(json.dumps(state.to_compact()))
+
+
+def test_a_move_never_changes_the_facts_of_the_state_it_is_given() -> None:
+    """``apply`` works on a copy: the facts of the state it was given stay as they were
+    (a claim, a granted cut-in, a contract made)."""
+    state = _after_discard(three({"cut_ins": True}))
+    before = state.to_dict()
+    window = dummy_state(state).cut_in
+    claimant = next(seat for seat in range(3) if seat not in (state.turn, window.discarder))
+    claimed = ok(state, claimant, CutIn())
+    assert state.to_dict() == before and dummy_state(state).cut_in.claims == []
+    granted = ok(claimed, claimed.turn, Draw("stock"))
+    assert dummy_state(granted).cut_ins[claimant] == 1
+    assert dummy_state(claimed).cut_ins == [0, 0, 0] and dummy_state(claimed).cut_in.open
+    copy = granted.copy()
+    dummy_state(copy).contract[0] = 7
+    assert dummy_state(granted).contract[0] == 1
 
 
 # ---------------------------------------------------------------------------------------
