@@ -13,13 +13,13 @@ from service.rules.moves import Move, move_from_dict, move_to_dict
 from service.rules.rule_ids import RuleId
 from service.rules.ruleset import Rules, RulesError, Variant
 from service.rules.state import GameState, TableMeld
-from service.rules.variants import VARIANTS, UnknownVariant, find_variant
+from service.rules.variants import VARIANTS, find_variant
 from service.rules.views import public_view, redact_event, seat_view
 
 __all__ = [
     "VARIANTS", "Card", "CardError", "Code", "GameState", "MalformedMove", "Meld", "MeldError",
     "MeldShape", "Move", "Piece", "Reason", "RuleId", "Rules", "RulesError", "SetupError",
-    "Suit", "TableMeld", "UnknownVariant", "Variant", "Violation", "apply", "check_meld",
-    "extend_meld", "find_variant", "meld_shape", "move_from_dict", "move_to_dict", "new_game",
-    "public_view", "redact_event", "seat_view",
+    "Suit", "TableMeld", "Variant", "Violation", "apply", "check_meld", "extend_meld",
+    "find_variant", "meld_shape", "move_from_dict", "move_to_dict", "new_game", "public_view",
+    "redact_event", "seat_view",
 ]

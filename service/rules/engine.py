@@ -90,7 +90,7 @@ def new_game(variant_id: str, players: Sequence[str], rules: Mapping[str, Any] |
     rng = rng or _SYSTEM_RANDOM
     try:
         variant = find_variant(variant_id)
-    except KeyError as exc:  # UnknownVariant
+    except KeyError as exc:  # no variant has that id
         raise SetupError("variant", str(exc.args[0])) from None
     n = len(players)
     if not variant.min_players <= n <= variant.max_players:

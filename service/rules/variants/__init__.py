@@ -42,26 +42,25 @@ for _vr in _ALL:
     register_variant_state(_vr.variant.id, _vr.read_state)
 
 
-class UnknownVariant(KeyError):
-    """No variant has that id; the message names the known ones."""
-
-    def __init__(self, variant_id: str) -> None:
-        super().__init__(f"unknown variant {variant_id!r}; known: {', '.join(VARIANTS)}")
-        self.variant_id = variant_id
+def unknown_variant(variant_id: str) -> KeyError:
+    """The error for an id no variant has: a ``KeyError`` whose message names the known
+    ones. (A ``KeyError`` itself: mypyc compiles no subclass of it.)"""
+    return KeyError(f"unknown variant {variant_id!r}; known: {', '.join(VARIANTS)}")
 
 
 def find_variant(variant_id: str) -> Variant:
-    """The variant with that id (its data); raise :class:`UnknownVariant` (a ``KeyError``)
+    """The variant with that id (its data); raise :func:`unknown_variant`'s ``KeyError``
     naming the known ones."""
     try:
         return VARIANTS[variant_id]
     except KeyError:
-        raise UnknownVariant(variant_id) from None
+        raise unknown_variant(variant_id) from None
 
 
 def variant_rules(variant_id: str) -> VariantRules:
-    """The rule hooks of the variant with that id; raise :class:`UnknownVariant`."""
+    """The rule hooks of the variant with that id; raise :func:`unknown_variant`'s
+    ``KeyError``."""
     try:
         return _RULES[variant_id]
     except KeyError:
-        raise UnknownVariant(variant_id) from None
+        raise unknown_variant(variant_id) from None

@@ -123,5 +123,5 @@ class BasicRules(VariantRules):
         return scoring.basic_winners(rules, state.totals, len(state.history))
 
 
-RULES = BasicRules(BASIC)
+RULES: BasicRules = BasicRules(BASIC)
 """Basic rummy, as :func:`service.rules.variants.find_variant` finds it."""

@@ -553,5 +553,5 @@ def public_facts(state: GameState) -> tuple[list[dict[str, Any]], dict[str, Any]
     return seats, {"open": facts.cut_in.open, "claims": list(facts.cut_in.claims)}
 
 
-RULES = DummyRules(DUMMY)
+RULES: DummyRules = DummyRules(DUMMY)
 """Dummy rummy, as :func:`service.rules.variants.find_variant` finds it."""

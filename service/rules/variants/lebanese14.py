@@ -33,7 +33,10 @@ class Lebanese14Rules(Rummy51Rules):
 
     discard_draw_points = 71
     all_at_once_may_lay_off = True
-    draw_rule: RuleId = RuleId.L14_DRAW
+
+    @property
+    def draw_rule(self) -> RuleId:
+        return RuleId.L14_DRAW
 
     def ace_value(self, high: bool) -> int:
         """L14-ACE: an ace is worth 10 everywhere."""
@@ -106,5 +109,5 @@ class Lebanese14Rules(Rummy51Rules):
         return {"jokers_used": end.jokers_used if end.all_at_once else None}
 
 
-RULES = Lebanese14Rules(LEBANESE14)
+RULES: Lebanese14Rules = Lebanese14Rules(LEBANESE14)
 """The Lebanese 14, as :func:`service.rules.variants.find_variant` finds it."""

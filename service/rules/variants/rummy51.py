@@ -118,8 +118,11 @@ class Rummy51Rules(VariantRules):
     """Points that must go down in a turn in which the discard was taken (L14-DRAW)."""
     all_at_once_may_lay_off = False
     """An all-at-once finish may include lay-offs (L14-DRY)."""
-    draw_rule: RuleId = RuleId.R51_DRAW
-    """The rule a discard that could not be used cites (L14-DRAW asks points too)."""
+
+    @property
+    def draw_rule(self) -> RuleId:
+        """The rule a discard that could not be used cites (L14-DRAW asks points too)."""
+        return RuleId.R51_DRAW
 
     # -- values ----------------------------------------------------------------------------
 
@@ -492,5 +495,5 @@ class Rummy51Rules(VariantRules):
         return scoring.basic_winners(rules, state.totals, len(state.history), lowest_wins=True)
 
 
-RULES = Rummy51Rules(RUMMY51)
+RULES: Rummy51Rules = Rummy51Rules(RUMMY51)
 """Rami / Rummy 51, as :func:`service.rules.variants.find_variant` finds it."""

@@ -197,5 +197,5 @@ class WrothamRules(BasicRules):
             target.idents[open_[0]] = target.idents[open_[0]][0] + missing[0]
 
 
-RULES = WrothamRules(WROTHAM)
+RULES: WrothamRules = WrothamRules(WROTHAM)
 """Wrotham rummy, as :func:`service.rules.variants.find_variant` finds it."""
