@@ -6,7 +6,8 @@ cannot be seen in them. This counts instead: one process plays moves of every va
 through Flask's test client against a redis-server of its own, under valgrind's callgrind
 tool, twice (with ``WARMUP + SHORT`` and ``WARMUP + LONG`` moves). The difference of the
 two totals divided by ``LONG - SHORT`` is the count per move, start-up and warm-up left out.
-Ceiling calls (``GET /_bench/ceiling/…``) are counted the same way, for comparison.
+Ceiling calls (``GET /_bench/ceiling/…``, :mod:`bench.ceiling`) are counted the same way, for
+comparison.
 
 What is counted: the service's whole request path except gunicorn (Flask's routing and
 hooks, the move's fast path, the referee, the engine, redis-py and the log line), plus the
@@ -33,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 from unittest import mock
 
 import service.rules.engine as engine
+from bench.ceiling import create_bench_app
 from bench.driver import CEILING, MOVES, VARIANTS
 from bench.player import GamePlan, new_game_body
-from service.app import create_app
 from service.redis_server import RedisServer
 
 if TYPE_CHECKING:
@@ -56,16 +57,17 @@ requests a second, and the default refused them (429)."""
 def play(kind: str, count: int) -> int:
     """Make ``count`` requests of ``kind`` in this process against a redis-server of its own:
     ``moves`` (not counting the ``GET …/me`` of new deals) over games of every variant, or
-    ``ceiling`` calls; the moves applied, or the ceiling calls answered. The engine's
-    shuffles are seeded, and ``REDIS_URL`` set, until it returns."""
+    ``ceiling`` calls; the moves applied, or the ceiling calls answered. The app is
+    :func:`bench.ceiling.create_bench_app`'s (the service's, with the ceiling route). The
+    engine's shuffles are seeded, and ``REDIS_URL`` set, until it returns."""
     with mock.patch.object(engine, "_SYSTEM_RANDOM", Random(SEED)), \
             tempfile.TemporaryDirectory(prefix="rummy-instructions-") as tmp:
         redis = RedisServer(Path(tmp))
         redis.start()
         try:
-            with mock.patch.dict(os.environ, REDIS_URL=redis.url, RUMMY_BENCHMARK="1",
+            with mock.patch.dict(os.environ, REDIS_URL=redis.url,
                                  RUMMY_RATE_LIMITS=UNREACHED_LIMIT):
-                client = create_app().test_client()
+                client = create_bench_app().test_client()
                 return (_moves(client, count) if kind == MOVES
                         else _ceiling_calls(client, count))
         finally:

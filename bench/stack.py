@@ -3,11 +3,12 @@
 Redis runs from :class:`service.redis_server.RedisServer` in a temporary directory with AOF
 on and ``appendfsync everysec`` (as docker-compose runs it; ``rummy-referee serve``'s
 embedded Redis fsyncs every write instead). The service is started the way docs/operations.md
-says production runs it: ``rummy-referee serve`` (gunicorn, gthread workers, the settings of
-``service/gunicorn_conf.py``: no gunicorn access line, ``RUMMY_WORKERS`` = CPUs,
-``RUMMY_THREADS`` = 4 unless the environment says otherwise) with ``REDIS_URL`` set and
-``RUMMY_BENCHMARK=1`` for the ceiling endpoint. With ``floor=True`` a second gunicorn,
-with the same settings, serves :mod:`bench.floor`, a bare Flask route.
+says production runs it, as ``rummy-referee serve`` runs it when ``REDIS_URL`` is set: gunicorn
+with the settings of ``service/gunicorn_conf.py`` (gthread workers, no gunicorn access line,
+``RUMMY_WORKERS`` = CPUs, ``RUMMY_THREADS`` = 4 unless the environment says otherwise),
+loading :func:`bench.ceiling.create_bench_app` in place of ``service.app:create_app()``:
+the service's app with the ceiling route added. With ``floor=True`` a second gunicorn, with
+the same settings, serves :mod:`bench.floor`, a bare Flask route.
 """
 
 from __future__ import annotations
@@ -22,21 +23,18 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from service.cli import GUNICORN_CONFIG
+from service.cli import gunicorn_command
 from service.redis_server import RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
 APPENDFSYNC = "everysec"
-
-
-def _executable(name: str) -> str:
-    beside = Path(sys.executable).parent / name
-    return str(beside) if beside.exists() else name
+SERVICE_APP = "bench.ceiling:create_bench_app()"
+"""What the service's gunicorn loads: the service's app with the ceiling route."""
 
 
 class Stack:
-    """redis-server + ``rummy-referee serve``, started and stopped together."""
+    """redis-server + the service under gunicorn, started and stopped together."""
 
     def __init__(self, tmp: Path, workers: int | None = None, threads: int | None = None,
                  floor: bool = False, pin_workers: bool | None = None,
@@ -67,22 +65,21 @@ class Stack:
         self.redis.start()
         self.port = free_port()
         env = self._env()
-        env["RUMMY_BENCHMARK"] = "1"
-        cmd = [_executable("rummy-referee"), "serve", "--host", "127.0.0.1",
-               "--port", str(self.port)]
-        self.server = self._launch(cmd, env, self.port, self.log_path, timeout)
+        env["RUMMY_BIND"] = f"127.0.0.1:{self.port}"
+        self.server = self._launch([*gunicorn_command(), SERVICE_APP], env, self.port,
+                                   self.log_path, timeout)
         if self.floor:
             self.floor_port = free_port()
             env = self._env(metrics="floor-metrics")
             env["RUMMY_BIND"] = f"127.0.0.1:{self.floor_port}"
             self.floor_server = self._launch(
-                [sys.executable, "-m", "gunicorn", "--config", GUNICORN_CONFIG,
-                 "bench.floor:app"], env, self.floor_port, self.tmp / "floor.log", timeout)
+                [*gunicorn_command(), "bench.floor:app"], env, self.floor_port,
+                self.tmp / "floor.log", timeout)
 
     @property
     def server_pid(self) -> int:
-        """The service's process (``rummy-referee serve``; gunicorn and its workers are
-        below it), 0 when it is not running."""
+        """The service's gunicorn master (its workers are below it), 0 when it is not
+        running."""
         return self.server.pid if self.server is not None else 0
 
     @property

@@ -96,8 +96,6 @@ def create_app(settings: Settings | None = None) -> Flask:
     observe.install(app, settings.metrics)
     security.install(app, settings, store)
     web.register(app)
-    if settings.benchmark:
-        web.register_ceiling(app, client)
     problems.register(app)
     _register_referee_errors(app)
     if settings.cors_origins:

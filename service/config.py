@@ -417,9 +417,6 @@ class Settings:
     #: in the format of gunicorn's own), or ``auto`` (the default): text when the log goes
     #: to a terminal, else JSON. The Docker image sets ``json``.
     log_format: str = field(default="auto", metadata=_env("RUMMY_LOG_FORMAT", _log_format))
-    #: RUMMY_BENCHMARK: 1 serves the benchmark's ceiling endpoint (one Redis GET + SET);
-    #: never set it in production.
-    benchmark: bool = field(default=False, metadata=_env("RUMMY_BENCHMARK", _flag))
 
     def __post_init__(self) -> None:
         errors = self._redis_mode_errors()

@@ -56,7 +56,8 @@ from service.store import Count, GameStore, StoreError, Window
 if TYPE_CHECKING:
     from service.referee import Referee
 
-UNLIMITED = ("/healthz", "/readyz", "/docs", "/openapi.json", "/play", "/_bench")
+UNLIMITED = ("/healthz", "/readyz", "/docs", "/openapi.json", "/play")
+"""Path prefixes no rate limit counts (and ``/``): :attr:`RateLimiter.unlimited`."""
 GAME_ENDPOINTS = frozenset({"games.Moves", "games.Me", "games.LegalMoves"})
 """Endpoints whose caller is counted by the load of its own game (:class:`GameMeter`)."""
 _SEAT_TOKEN = re.compile(r"^(?P<game>[A-Za-z0-9_-]{1,64})\.(?P<seat>[0-9]{1,2})\.[^.]+$")
@@ -118,10 +119,6 @@ def _address() -> str:
     return (request.remote_addr or "unknown").replace("{", "(").replace("}", ")")
 
 
-def _exempt() -> bool:
-    return request.path.startswith(UNLIMITED) or request.path == "/"
-
-
 def _over(counts: Sequence[Count], limits: Sequence[Limit]) -> tuple[Count, Limit] | None:
     """The first count over its limit, if any."""
     for count, limit in zip(counts, limits, strict=False):
@@ -160,11 +157,17 @@ class RateLimiter:
         self._verified: dict[str, None] = {}
         """The seats (their names) whose tokens this worker has verified, oldest first."""
         self._verified_lock = threading.Lock()
+        self.unlimited: tuple[str, ...] = UNLIMITED
+        """The path prefixes this limiter does not count (an app that adds routes of its
+        own may add to them)."""
 
     # -- the hooks ---------------------------------------------------------------------
 
     def before_request(self) -> None:
-        if not self.limits or _exempt():
+        if not self.limits:
+            return
+        path = request.path
+        if path.startswith(self.unlimited) or path == "/":
             return
         caller = self._caller()
         seat = caller.seat
