@@ -38,7 +38,6 @@ from serving import Server, descendants, plain_env, rummy_referee
 
 from service.app import create_app
 from service.config import ConfigError, Settings
-from service.redis_cluster import LocalCluster, LocalSentinel
 from service.redis_server import RedisServer, free_port
 from service.store import (
     GameNotFound,
@@ -52,6 +51,7 @@ from service.store import (
     make_sentinel_client,
     make_store_client,
 )
+from tests.support.redis_cluster import LocalCluster, LocalSentinel
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_LIMITS: dict[str, Any] = {"rate_limits": (), "create_rate_limits": ()}
