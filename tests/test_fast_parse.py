@@ -12,8 +12,8 @@ from flask.testing import FlaskClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service import referee
 from service.api import fastpath, schemas
+from service.referee import documents
 
 CARDS = sorted(fastpath.CARDS)
 ODD_CARDS = ["10H", "th", "1S", "XX", "", "JKR"]
@@ -113,7 +113,7 @@ def test_moves_the_fast_path_leaves_to_the_schema_are_still_answered(
 
 
 # ---------------------------------------------------------------------------------------
-# The referee's JSON writer (service.referee._encode): orjson's fast path first, its option
+# The referee's JSON writer (service.referee.documents.encode): orjson's fast path first, its option
 # for keys that are not strings only when one needs it, json for what orjson cannot write
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
@@ -130,11 +130,11 @@ docs = st.recursive(
 @settings(max_examples=500, deadline=None)
 @given(doc=docs)
 def test_the_referees_json_reads_back_as_json_writes_it(doc: Any) -> None:
-    encoded = referee._encode({"doc": doc})
+    encoded = documents.encode({"doc": doc})
     assert isinstance(encoded, bytes)
     assert json.loads(encoded) == json.loads(json.dumps({"doc": doc}))
 
 
 def test_the_referees_json_writes_integer_keys_and_big_integers() -> None:
-    assert json.loads(referee._encode({1: "a", "b": {2: [3]}})) == {"1": "a", "b": {"2": [3]}}
-    assert json.loads(referee._encode({"n": 2**70, 3: 4})) == {"n": 2**70, "3": 4}
+    assert json.loads(documents.encode({1: "a", "b": {2: [3]}})) == {"1": "a", "b": {"2": [3]}}
+    assert json.loads(documents.encode({"n": 2**70, 3: 4})) == {"n": 2**70, "3": 4}

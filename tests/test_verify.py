@@ -308,9 +308,10 @@ def test_the_command_takes_a_game_id_that_begins_with_a_dash(
         capsys: pytest.CaptureFixture[str]) -> None:
     """Game ids are URL-safe base64, so one in 64 begins with "-": the command must not
     read it as an option."""
-    from service import cli, referee
+    from service import cli
+    from service.referee import games
 
-    monkeypatch.setattr(referee, "new_game_id", lambda: "-dashFirst01")
+    monkeypatch.setattr(games, "new_game_id", lambda: "-dashFirst01")
     game = _create(client, {"variant": "basic", "players": ["Ana", "Bo"]})
     assert game["game_id"] == "-dashFirst01"
     monkeypatch.setenv("REDIS_URL", redis_url)
@@ -329,16 +330,16 @@ def test_the_command_takes_a_game_id_that_begins_with_a_dash(
 def replays(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The log lengths the referee replayed for ``…/verify``, one per replay (its call of
     the engine's replay, counted)."""
-    import service.referee
+    from service.referee import games
 
     seen: list[int] = []
-    real = service.referee.verify_log
+    real = games.verify_log
 
     def counted(state: GameState, log: list[dict[str, Any]]) -> Any:
         seen.append(len(log))
         return real(state, log)
 
-    monkeypatch.setattr(service.referee, "verify_log", counted)
+    monkeypatch.setattr(games, "verify_log", counted)
     return seen
 
 

@@ -1,29 +1,25 @@
-"""The referee's use cases: create a game, show it, play a move.
+"""The referee's use cases: create a game, show it, list its legal moves, read and verify its
+log, play a move.
 
-This module joins the pure rules engine (:mod:`service.rules`) to the store
-(:mod:`service.store`): it loads a game's document (or takes the state this process holds
-of it, :class:`HeldStates`), authenticates the seat, asks the engine, and commits the new
-state with one compare-and-set. It knows nothing of HTTP; it raises :class:`RefereeError`
-subclasses that the HTTP layer maps to statuses.
+:class:`Referee` joins the pure rules engine (:mod:`service.rules`) to the store
+(:mod:`service.store`): it loads a game's document (:mod:`.documents`) or takes the state
+this process holds of it (:class:`~.held.HeldStates`), authenticates the seat, asks the
+engine, and commits the new state with one compare-and-set, counting the caller's rate
+limits in the same round trip (:mod:`.meter`). It knows nothing of HTTP; it raises
+:class:`~.errors.RefereeError` subclasses that the HTTP layer maps to statuses.
 
-A game's stored document is JSON: ``{"state": <GameState.to_compact()>, "tokens": [<sha256
-of each seat's token>]}`` (``GameState.from_dict`` also reads the plain ``to_dict()`` form
-that games stored by earlier versions hold). Tokens are ``<game_id>.<seat>.<secret>``; only
-their hashes are stored.
+Tokens are ``<game_id>.<seat>.<secret>``; only their hashes are stored.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import hmac
-import importlib
 import json
 import secrets
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from service import answers
 from service.numbers import natural
@@ -32,7 +28,6 @@ from service.rules.legal import legal_moves
 from service.rules.verify import verify as verify_log
 from service.rules.views import dry_run_answer, public_view, redact_event, seat_view
 from service.store import (
-    Count,
     GameNotFound,
     GameStore,
     IdempotentReplay,
@@ -40,8 +35,14 @@ from service.store import (
     StoreCorrupted,
     StoreError,
     VersionConflict,
-    Window,
 )
+
+from .documents import decode as _decode
+from .documents import document, holds, token_hash
+from .documents import encode as _encode
+from .errors import Contention, Forbidden, KeyReused, StaleVersion, Unauthorized, UnknownGame
+from .held import HeldStates
+from .meter import UNMETERED, Meter
 
 LOG_ONLY_EVENTS = frozenset({"deal_revealed"})
 """Events kept for the move log only: a finished hand's revealed deal is for auditing
@@ -50,118 +51,8 @@ LOG_ONLY_EVENTS = frozenset({"deal_revealed"})
 MAX_ATTEMPTS = 8
 """Compare-and-set attempts for a move without ``If-Match`` before giving up (503)."""
 
-HELD_STATES = 512
-"""Games whose latest state a worker keeps decoded (see :class:`HeldStates`)."""
-
 VERIFY_CACHE = "verify"
 """The name ``GET …/verify``'s report is cached under beside its game, for one version."""
-
-
-class Meter(Protocol):
-    """Counters to count in the round trip that loads a game (the caller's rate limits),
-    and what to do with their counts (raise to refuse the request)."""
-
-    def windows(self) -> Sequence[Window]: ...
-
-    def limits(self) -> Sequence[int]:
-        """The most hits each window allows (a commit that counts refuses to write beyond)."""
-        ...
-
-    def counted(self, counts: Sequence[Count]) -> None: ...
-
-
-class _Unmetered:
-    """No rate limits to count: what a request without a :class:`Meter` counts."""
-
-    def windows(self) -> Sequence[Window]:
-        return ()
-
-    def limits(self) -> Sequence[int]:
-        return ()
-
-    def counted(self, counts: Sequence[Count]) -> None:
-        return None
-
-
-UNMETERED: Meter = _Unmetered()
-
-
-class RefereeError(Exception):
-    """Base of the errors the HTTP layer maps to a status."""
-
-
-class UnknownGame(RefereeError):
-    def __init__(self, game_id: str) -> None:
-        super().__init__(f"no game {game_id!r}")
-        self.game_id = game_id
-
-
-class Unauthorized(RefereeError):
-    """Missing, malformed or unknown token (401)."""
-
-
-class Forbidden(RefereeError):
-    """A valid token of another game (403)."""
-
-
-class StaleVersion(RefereeError):
-    """``If-Match`` names another version than the current one (412)."""
-
-    def __init__(self, expected: int, current: int) -> None:
-        super().__init__(f"If-Match is version {expected}, the game is at version {current}")
-        self.expected = expected
-        self.current = current
-
-
-class KeyReused(RefereeError):
-    """The idempotency key was used with another request (422)."""
-
-
-class Contention(RefereeError):
-    """Too many concurrent writers on one game (503, retry)."""
-
-
-try:
-    _orjson: Any = importlib.import_module("orjson")
-except ImportError:  # optional: the json module writes and reads the same, only slower
-    _orjson = None
-
-
-def _encode(doc: Mapping[str, Any]) -> bytes:
-    """Compact JSON (orjson when installed: several times faster). orjson's own way first:
-    its option for keys that are not strings (written as json writes them) takes it off
-    its fast path, and costs about twice the time on a state or a view, so it is asked for
-    only when a key needs it."""
-    if _orjson is not None:
-        try:
-            encoded: bytes = _orjson.dumps(doc)
-            return encoded
-        except TypeError:  # a key that is not a string, or an integer beyond 64 bits
-            try:
-                encoded = _orjson.dumps(doc, option=_orjson.OPT_NON_STR_KEYS)
-                return encoded
-            except TypeError:  # what orjson does not write (integers beyond 64 bits)
-                pass
-    return json.dumps(doc, separators=(",", ":")).encode()
-
-
-def _decode(raw: bytes) -> Any:
-    if _orjson is not None:
-        try:
-            return _orjson.loads(raw)
-        except ValueError:  # what orjson does not read: json says why, or reads it
-            pass
-    return json.loads(raw)
-
-
-def _token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def _holds(doc: Mapping[str, Any], seat: int, token: str) -> bool:
-    """Whether ``token`` is the token of ``seat`` in a game's document (constant time)."""
-    hashes: list[str] = doc["tokens"]
-    return seat < len(hashes) and hmac.compare_digest(hashes[seat], _token_hash(token))
 
 
 def new_game_id() -> str:
@@ -179,38 +70,6 @@ class Answer:
     """The stored bytes of a replayed answer (returned byte for byte)."""
 
 
-class HeldStates:
-    """The state of recent games as this process last loaded or committed them, by version.
-
-    A move is applied to the state held and committed with it as the expected version, in
-    one round trip; a load names the version it holds, and while the game is still at that
-    version Redis does not send the state again and it is not decoded again (the engine
-    never changes a state it is given: ``apply`` works on a copy). When the game has moved
-    on — another worker's or replica's move — the commit's compare-and-set fails and answers
-    with the current state, so this is only a shortcut: every move is committed by
-    compare-and-set against the stored version.
-    """
-
-    def __init__(self, size: int = HELD_STATES) -> None:
-        self._size = size
-        self._items: dict[str, tuple[int, list[str], GameState]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, game_id: str) -> tuple[int, list[str], GameState] | None:
-        return self._items.get(game_id)
-
-    def put(self, game_id: str, version: int, tokens: list[str], state: GameState) -> None:
-        with self._lock:
-            self._items.pop(game_id, None)
-            self._items[game_id] = (version, tokens, state)
-            if len(self._items) > self._size:
-                del self._items[next(iter(self._items))]
-
-    def drop(self, game_id: str) -> None:
-        with self._lock:
-            self._items.pop(game_id, None)
-
-
 class Referee:
     """Use cases over one :class:`GameStore`."""
 
@@ -226,8 +85,7 @@ class Referee:
         state, _events = new_game(variant, players, rules, dealer, deals)
         game_id = new_game_id()
         tokens = [f"{game_id}.{seat}.{secrets.token_urlsafe(24)}" for seat in range(len(players))]
-        doc = {"state": state.to_compact(), "tokens": [_token_hash(t) for t in tokens]}
-        self.store.create(game_id, _encode(doc))
+        self.store.create(game_id, _encode(document(state, [token_hash(t) for t in tokens])))
         body = {
             "game_id": game_id,
             "seats": [{"seat": i, "name": name, "token": tokens[i]}
@@ -293,7 +151,7 @@ class Referee:
             if self._valid_elsewhere(token_game, seat, token):
                 raise Forbidden("this token belongs to another game")
             raise Unauthorized("unknown seat token")
-        if not _holds(doc, seat, token):
+        if not holds(doc, seat, token):
             raise Unauthorized("unknown seat token")
         return seat
 
@@ -302,7 +160,7 @@ class Referee:
             _, doc = self._load(game_id)
         except UnknownGame:
             return False
-        return _holds(doc, seat, token)
+        return holds(doc, seat, token)
 
     # -- bots and the move log -------------------------------------------------------------
 

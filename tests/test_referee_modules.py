@@ -1,0 +1,35 @@
+"""service/referee is split by responsibility, and offers every name it did as one module."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+import service.referee
+
+WHERE = {
+    "games": ["Referee", "Answer", "new_game_id", "LOG_ONLY_EVENTS", "MAX_ATTEMPTS",
+              "VERIFY_CACHE"],
+    "errors": ["RefereeError", "UnknownGame", "Unauthorized", "Forbidden", "StaleVersion",
+               "KeyReused", "Contention"],
+    "documents": ["encode", "decode", "document", "token_hash", "holds"],
+    "held": ["HeldStates", "HELD_STATES"],
+    "meter": ["Meter", "UNMETERED"],
+}
+
+
+@pytest.mark.parametrize("module", sorted(WHERE))
+def test_each_responsibility_has_its_module(module: str) -> None:
+    found = importlib.import_module(f"service.referee.{module}")
+    for name in WHERE[module]:
+        assert hasattr(found, name), f"service.referee.{module}.{name}"
+
+
+def test_the_package_offers_the_names_it_did() -> None:
+    for module in sorted(WHERE.keys() - {"documents"}):
+        found = importlib.import_module(f"service.referee.{module}")
+        for name in WHERE[module]:
+            assert getattr(service.referee, name) is getattr(found, name), name
+    assert set(service.referee.__all__) == {n for m, names in WHERE.items()
+                                            if m != "documents" for n in names}
