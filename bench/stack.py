@@ -137,7 +137,7 @@ class Stack:
         env = self._env()
         code = ("import service.gunicorn_conf as c, service.rules.state as s; "
                 "print(c.worker_class, c.workers, c.threads, c.keepalive, "
-                "c.pinned_cpus(c.workers) is not None, c.reuse_port, s.COMPILED)")
+                "c.hooks.pinned_cpus(c.workers) is not None, c.reuse_port, s.COMPILED)")
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, check=True).stdout.split()
         return {"worker_class": out[0], "workers": out[1], "threads": out[2],

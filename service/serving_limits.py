@@ -1,6 +1,6 @@
 """What a slow or greedy client may take from a gunicorn worker: the time its request may
 take to arrive (``RUMMY_REQUEST_READ_TIMEOUT``) and the connections one address may hold
-(``RUMMY_MAX_CONNECTIONS_PER_ADDRESS``). :mod:`service.gunicorn_conf` calls :func:`install`
+(``RUMMY_MAX_CONNECTIONS_PER_ADDRESS``). :mod:`service.gunicorn_hooks` calls :func:`install`
 in each worker once the app is loaded.
 
 **The gate.** A worker's listening sockets are taken over by a :class:`ConnectionGate`, a

@@ -353,6 +353,35 @@ def test_a_worker_stopped_by_ctrl_c_exits_within_its_grace_whatever_it_waits_on(
     assert quick_stop.GRACE_SECONDS <= took < quick_stop.GRACE_SECONDS + 2
 
 
+def test_gunicorn_conf_says_only_what_production_needs() -> None:
+    """The settings module is short: the hooks' bodies and the tuning live in modules of
+    their own (:mod:`service.serving_hooks`, :mod:`service.tuning`)."""
+    lines = (ROOT / "service" / "gunicorn_conf.py").read_text().splitlines()
+    assert len(lines) < 80, len(lines)
+
+
+def test_every_tuning_knob_is_justified_by_a_figure_in_the_benchmark_readme() -> None:
+    """Each serving setting that differs from gunicorn's default is named in bench/README.md
+    "Serving settings", with what it was measured to be worth."""
+    readme = (ROOT / "bench" / "README.md").read_text()
+    section = readme.split("## Serving settings", 1)[1].split("\n## ", 1)[0]
+    bullets = {b.split("\n", 1)[0]: b for b in section.split("\n- ")[1:]}
+    for knob in ("RUMMY_PIN_WORKERS", "RUMMY_REUSE_PORT", "RUMMY_KEEPALIVE_REQUESTS",
+                 "RUMMY_ACCESS_LOG", "gc.freeze()", "hands its socket over"):
+        found = [b for head, b in bullets.items() if knob in head]
+        assert found, knob
+        assert re.search(r"\d", found[0]), knob  # a measured figure
+
+
+def test_the_service_tells_no_history_of_benchmark_rounds() -> None:
+    history = re.compile(r"\brounds? \d+|\bbenchmark rounds?\b|\bsince round\b", re.I)
+    told = [f"{path.relative_to(ROOT)}:{number}"
+            for path in sorted((ROOT / "service").rglob("*.py"))
+            for number, line in enumerate(path.read_text().splitlines(), 1)
+            if history.search(line)]
+    assert told == []
+
+
 def test_gunicorn_conf_refuses_to_start_without_redis_url_or_with_bad_settings(
     serve_env: dict[str, str],
 ) -> None:
