@@ -17,7 +17,18 @@ from flask_smorest import Api
 from flask_smorest.utils import prepare_response
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from service.api import fastpath, observe, problems, routes, schemas, security, streams, web
+from service import sheets
+from service.api import (
+    fastpath,
+    observe,
+    problems,
+    routes,
+    schemas,
+    security,
+    sheet_routes,
+    streams,
+    web,
+)
 from service.config import ConfigError, Settings
 from service.referee import (
     Contention,
@@ -71,6 +82,9 @@ def create_app(settings: Settings | None = None) -> Flask:
     from service.referee import Referee
 
     app.extensions["referee"] = Referee(store)
+    app.extensions["sheets"] = sheets.Sheets(GameStore(
+        client, ttl_seconds=settings.game_ttl_seconds, namespace=sheets.NAMESPACE,
+        idempotency_ttl_seconds=settings.idempotency_ttl_seconds))
     app.extensions["streams"] = streams.StreamSlots(settings)
 
     api = RefereeApi(app)
@@ -78,8 +92,12 @@ def create_app(settings: Settings | None = None) -> Flask:
     api.spec.components.security_scheme(
         "seatToken", {"type": "http", "scheme": "bearer",
                       "description": "a seat token from POST /v1/games"})
+    api.spec.components.security_scheme(
+        "sheetToken", {"type": "http", "scheme": "bearer",
+                       "description": "a sheet's token from POST /v1/scoresheets"})
     api.register_blueprint(routes.blp)
     api.register_blueprint(routes.stateless)
+    api.register_blueprint(sheet_routes.sheets_blp)
     api.register_blueprint(routes.ops)
     app.register_blueprint(Blueprint(
         "swagger_assets", __name__,

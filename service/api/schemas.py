@@ -506,7 +506,9 @@ class ProblemSchema(ma.Schema):
     detail = fields.String(required=True)
     code = fields.String(metadata={"description": "stable machine-readable code",
                                    "enum": [c.value for c in Code] + ["MALFORMED_REQUEST",
-                                                                    "ARRANGED_DEALS_FORBIDDEN"]})
+                                                                    "ARRANGED_DEALS_FORBIDDEN",
+                                                                    "SHEET_FINISHED",
+                                                                    "SHEET_FULL", "NO_HAND"]})
     rule = fields.String(metadata={"description": "id of the rule that forbids the move "
                                                   "(docs/rules.md)"})
     errors = fields.List(fields.Nested(FieldErrorSchema),

@@ -125,3 +125,29 @@ def remove(held: Iterable[str], cards: Iterable[str]) -> list[str]:
     for card in cards:
         out.remove(card)
     return out
+
+
+SUIT_SYMBOLS = {"♠": "S", "♤": "S", "♥": "H", "♡": "H", "♦": "D", "♢": "D", "♣": "C",
+                "♧": "C"}
+"""Suit symbols read as their letters (black and white forms alike)."""
+
+_VARIATION_SELECTORS = "\ufe0e\ufe0f"  # "♥️": the emoji form some keyboards type
+
+
+def read_card(code: object) -> str:
+    """The canonical code of a card as a person types it: any letter case, ``10`` for
+    ``T``, a suit symbol for the letter (``10♥``, ``q♠``, ``Jk``), spaces around it
+    ignored. Raise :class:`CardError` quoting ``code`` as it was sent."""
+    if not isinstance(code, str):
+        raise CardError(f"not a card code: {code!r}")
+    text = "".join(ch for ch in code.strip() if ch not in _VARIATION_SELECTORS).upper()
+    if text in (JOKER, "JOKER", "\U0001f0cf"):
+        return JOKER
+    if len(text) >= 2:
+        suit = SUIT_SYMBOLS.get(text[-1], text[-1])
+        rank = text[:-1].strip()
+        rank = "T" if rank == "10" else rank
+        if len(rank) == 1 and rank in RANKS and suit in "SHDC":
+            return rank + suit
+    raise CardError(f"{code!r} is not a card (expected a rank A 2-10 J Q K and a suit "
+                    f"S H D C or ♠ ♥ ♦ ♣, e.g. 'QS', '10♥'; JK for a joker)")

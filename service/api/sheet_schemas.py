@@ -1,0 +1,172 @@
+"""marshmallow schemas of the score sheets (``/v1/scoresheets``, :mod:`service.sheets`).
+
+Request schemas check the shape of a body; what it says (player names, cards, the facts a
+variant's scoring needs) is checked by :func:`service.sheets.score_entry`, which quotes a
+bad card as it was sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from service.api.schemas import (
+    MAX_NAME,
+    MAX_PLAYERS,
+    NAME_PATTERN,
+    StrictBoolean,
+    StrictSchema,
+    _knobs_spec,
+)
+from service.rules.ruleset import VARIANTS, rules_errors
+from service.sheets import MAX_CHANGES, MAX_HANDS, MAX_POINTS, QUESTIONS
+
+LENIENT_CARD = ("a card as people write it: rank A 2-10 J Q K (or T) and suit S H D C or "
+                "♠ ♥ ♦ ♣, any letter case (`10♥`, `q♠`, `7d`); `JK` for a joker. Answers "
+                "use the canonical code (`TH`, `QS`, `7D`)")
+
+
+class SheetCreateSchema(StrictSchema):
+    variant = fields.String(required=True, validate=validate.Length(min=1, max=40),
+                            metadata={"example": "rummy51"})
+    rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
+    players = fields.List(fields.String(validate=[
+        validate.Length(min=1, max=MAX_NAME),
+        validate.Regexp(NAME_PATTERN, error="a name needs a visible character and no "
+                                            "control characters")]),
+                          required=True, validate=validate.Length(min=1, max=MAX_PLAYERS),
+                          metadata={"example": ["Ana", "Bo", "Cy"],
+                                    "description": "the players' names, each its own "
+                                                   "(case aside); hands name them"})
+
+    @ma.validates_schema(skip_on_field_errors=False)
+    def _variant_and_rules(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if not isinstance(data.get("variant"), str):
+            return
+        if data["variant"] not in VARIANTS:
+            raise ma.ValidationError({"variant": [
+                f"unknown variant {data['variant']!r}; known: {', '.join(VARIANTS)}"]})
+        rules = data.get("rules")
+        problems = rules_errors(VARIANTS[data["variant"]], rules if isinstance(rules, dict)
+                                else None)
+        if problems:
+            raise ma.ValidationError({"rules": {p.knob: [p.message] for p in problems}})
+
+
+class SheetHandSchema(StrictSchema):
+    """One hand: `hands` (the cards each player still holds, scored as `POST
+    /v1/scores/hand` scores them) or `points` (each player's score, already counted)."""
+
+    went_out = fields.Raw(allow_none=True, metadata={
+        "type": "string", "nullable": True, "example": "Ana",
+        "description": "Who went out? A player's name, or null when the hand ended with "
+                       "nobody out. Required with `hands`."})
+    hands = fields.Dict(keys=fields.String(), values=fields.List(fields.Raw(metadata={
+        "type": "string", "description": LENIENT_CARD})), metadata={
+        "example": {"Ana": [], "Bo": ["AS", "JK"], "Cy": ["10♥", "q♠"]},
+        "description": "By player: the cards they still hold (`[]` for none; the player "
+                       "who went out may be left out). " + LENIENT_CARD + "."})
+    points = fields.Dict(keys=fields.String(), values=fields.Raw(metadata={
+        "type": "number"}), metadata={
+        "example": {"Ana": 0, "Bo": 31, "Cy": 100},
+        "description": "By player: their score for the hand, already counted (every "
+                       "player still in the match). Negative or fractional only where the "
+                       f"variant's scoring has such scores; at most {MAX_POINTS} either "
+                       "way."})
+    opened = fields.Raw(allow_none=True, metadata={
+        "type": "array", "items": {"type": "string"}, "example": ["Ana", "Bo"],
+        "description": "Rummy 51, Lebanese 14: " + QUESTIONS["opened"]
+                       + " (or an object of name: true/false)"})
+    all_at_once = StrictBoolean(allow_none=True, metadata={
+        "description": "Basic, Wrotham, Rummy 51, Lebanese 14, when someone went out: "
+                       + QUESTIONS["all_at_once"]})
+    final_discard = fields.String(allow_none=True, metadata={
+        "description": "Rummy 51, when the finish was all at once: "
+                       + QUESTIONS["final_discard"] + ". " + LENIENT_CARD})
+    jokers_used = fields.Integer(allow_none=True, strict=True, metadata={
+        "description": "Lebanese 14, when the finish was all at once: "
+                       + QUESTIONS["jokers_used"]})
+    completed = fields.List(fields.String(), allow_none=True, metadata={
+        "example": ["Ana"],
+        "description": "Dummy: " + QUESTIONS["completed"]
+                       + "; the player who went out completed theirs"})
+
+
+class SheetHeadersSchema(ma.Schema):
+    """The optional headers of a change to a sheet (documented; parsed in the view)."""
+
+    class Meta:
+        unknown = ma.EXCLUDE
+
+    if_match = fields.String(data_key="If-Match", metadata={
+        "description": 'change the sheet only if it is at this version ("<version>", its '
+                       "`ETag`); 412 if not"})
+    idempotency_key = fields.String(
+        data_key="Idempotency-Key", validate=validate.Regexp(r"^[\x21-\x7e]{1,200}$"),
+        metadata={"description": "retry-safe key, scoped to the sheet: a repeated request "
+                                 "returns the first answer and applies nothing twice; the "
+                                 "same key with another request is refused (422 "
+                                 "IDEMPOTENCY_KEY_REUSED); 1-200 visible ASCII characters"})
+
+
+class SheetContractSchema(ma.Schema):
+    contract = fields.Integer(required=True, metadata={
+        "description": "the contract the player is on (1-12)"})
+    completed = fields.Integer(required=True)
+
+
+class SheetHandRecordSchema(ma.Schema):
+    class Meta:
+        unknown = ma.INCLUDE
+
+    number = fields.Integer(required=True)
+    entered = fields.String(required=True, validate=validate.OneOf(["cards", "points"]))
+    went_out = fields.String(allow_none=True, required=True)
+    scores = fields.Dict(keys=fields.String(), values=fields.Float(), required=True,
+                         metadata={"description": "by player: the score of this hand"})
+    cards = fields.Dict(keys=fields.String(), values=fields.List(fields.String()), metadata={
+        "description": "entered as cards: what each player still held (canonical codes)"})
+    counts = fields.Dict(keys=fields.String(), values=fields.Float(), metadata={
+        "description": "entered as cards: what each player's cards count"})
+    going_rummy = fields.Boolean()
+    completed = fields.List(fields.String(), metadata={
+        "description": "Dummy: who completed their contract in this hand"})
+
+
+class SheetViewSchema(ma.Schema):
+    class Meta:
+        unknown = ma.INCLUDE
+
+    sheet_id = fields.String(required=True)
+    variant = fields.String(required=True)
+    rules = fields.Dict(keys=fields.String(), required=True, metadata={
+        "description": "the knobs the sheet was created with (the variant's defaults "
+                       "otherwise)"})
+    players = fields.List(fields.String(), required=True)
+    hands = fields.List(fields.Nested(SheetHandRecordSchema), required=True)
+    totals = fields.Dict(keys=fields.String(), values=fields.Float(), required=True,
+                         metadata={"description": "by player: the running total"})
+    status = fields.String(required=True, validate=validate.OneOf(["playing", "finished"]),
+                           metadata={"description": "finished once the variant's "
+                                                    "`match_end` is reached"})
+    winners = fields.List(fields.String(), required=True, metadata={
+        "description": "the winners once finished ([] while playing)"})
+    version = fields.Integer(required=True, metadata={
+        "description": "increases with every change; the `ETag`"})
+    max_hands = fields.Integer(required=True, metadata={
+        "description": f"the most hands a sheet holds ({MAX_HANDS}; at most {MAX_CHANGES} "
+                       "changes in all)"})
+    out_of_match = fields.List(fields.String(), metadata={
+        "description": "Rummy 51 with `eliminate_at`: the players out of the match"})
+    contracts = fields.Dict(keys=fields.String(), values=fields.Nested(SheetContractSchema),
+                            metadata={"description": "Dummy: each player's contract"})
+
+
+class SheetCreatedSchema(ma.Schema):
+    sheet_id = fields.String(required=True)
+    token = fields.String(required=True, metadata={
+        "description": "the sheet's secret (shown only here): `Authorization: Bearer "
+                       "<token>` to add or take back hands"})
+    sheet = fields.Nested(SheetViewSchema, required=True)
