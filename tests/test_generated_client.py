@@ -162,6 +162,45 @@ def test_the_generated_client_plays_a_complete_game(
         assert (problem.status, problem.code) == (422, models.ProblemCode.GAME_FINISHED)
 
 
+def test_the_generated_client_keeps_a_score_sheet(generated: ModuleType,
+                                                   served: Server) -> None:
+    models = importlib.import_module(f"{PACKAGE}.models")
+    create = _api("scoresheets.post_v1_scoresheets")
+    add = _api("scoresheets.post_v1_scoresheets_sheet_id_hands")
+    take_back = _api("scoresheets.delete_v1_scoresheets_sheet_id_hands_last")
+    read = _api("scoresheets.get_v1_scoresheets_sheet_id")
+    with contextlib.ExitStack() as stack:
+        anyone = stack.enter_context(generated.Client(base_url=served.base_url))
+        created = _ok(create.sync_detailed, models.SheetCreated, client=anyone,
+                      body=models.SheetCreate.from_dict({
+                          "variant": "rummy51", "players": ["Ana", "Bo", "Cy"],
+                          "rules": {"match_end": {"target": 100}}}))
+        keeper = stack.enter_context(generated.AuthenticatedClient(
+            base_url=served.base_url, token=created.token))
+        sheet_id = created.sheet_id
+        hand = models.SheetHand.from_dict({
+            "went_out": "Ana", "hands": {"Bo": ["as", "JK", "7♦"], "Cy": ["10♥"]},
+            "opened": ["Ana", "Bo"], "all_at_once": False})
+        sheet = _ok(add.sync_detailed, models.SheetView, sheet_id, client=keeper, body=hand)
+        assert sheet.hands[0].cards.to_dict() == {"Ana": [], "Bo": ["AS", "JK", "7D"],
+                                                  "Cy": ["TH"]}
+        assert sheet.totals.to_dict() == {"Ana": 0, "Bo": 38, "Cy": 100}
+        assert sheet.status == models.SheetViewStatus.FINISHED
+        assert sheet.winners == ["Ana"]
+        refused = _ok(add.sync_detailed, models.Problem, sheet_id, client=keeper,
+                      body=models.SheetHand.from_dict({"points": {"Ana": 0, "Bo": 0,
+                                                                  "Cy": 0}}))
+        assert refused.code == models.ProblemCode.SHEET_FINISHED
+        sheet = _ok(take_back.sync_detailed, models.SheetView, sheet_id, client=keeper)
+        assert sheet.status == models.SheetViewStatus.PLAYING and sheet.hands == []
+        sheet = _ok(add.sync_detailed, models.SheetView, sheet_id, client=keeper,
+                    body=models.SheetHand.from_dict({"points": {"Ana": 5, "Bo": 0,
+                                                                "Cy": 12}}))
+        final = _ok(read.sync_detailed, models.SheetView, sheet_id, client=anyone)
+        assert final.version == sheet.version == 3
+        assert final.totals.to_dict() == {"Ana": 5, "Bo": 0, "Cy": 12}
+
+
 # ---------------------------------------------------------------------------------------
 # The bot that ships (examples/bot.py), shown in the README
 
