@@ -3,6 +3,7 @@ real Redis; the race tests run two apps (two workers) against it at once."""
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -183,7 +184,7 @@ def test_bad_sheets(client: FlaskClient) -> None:
     assert client.get("/v1/scoresheets/nosuch").status_code == 404
     sheet_id, auth = new_sheet(client, "basic", ["Ana", "Bo"])
     assert add(client, sheet_id, {}, {"points": {"Ana": 1, "Bo": 0}}).status_code == 401
-    other, other_auth = new_sheet(client, "basic", ["Ana", "Bo"])
+    _other, other_auth = new_sheet(client, "basic", ["Ana", "Bo"])
     assert add(client, sheet_id, other_auth, {"points": {"Ana": 1, "Bo": 0}}).status_code == 403
     resp = client.delete(f"/v1/scoresheets/{sheet_id}/hands/last", headers=auth)
     assert resp.status_code == 422 and resp.get_json()["code"] == "NO_HAND"
@@ -195,7 +196,6 @@ def test_a_sheet_is_bounded(client: FlaskClient, app: Flask) -> None:
     sheets = app.extensions["sheets"]
     store = sheets.store
     loaded = store.load(sheet_id)
-    import json
     doc = json.loads(loaded.state)
     doc["hands"] = [{"number": i + 1, "entered": "points", "went_out": None,
                      "scores": {"Ana": 0, "Bo": 0}} for i in range(MAX_HANDS)]
@@ -211,7 +211,7 @@ def test_sheets_are_stored_apart_from_games(client: FlaskClient, app: Flask) -> 
     keys = app.extensions["sheets"].store.keys(sheet_id)
     assert keys.game == f"{NAMESPACE}:{{{sheet_id}}}:game"
     assert client.get(f"/v1/games/{sheet_id}").status_code == 404
-    assert 0 < app.extensions["sheets"].store.client.ttl(keys.game)
+    assert app.extensions["sheets"].store.client.ttl(keys.game) > 0
 
 
 def test_if_match_and_idempotency(client: FlaskClient) -> None:
@@ -259,8 +259,8 @@ def test_two_phones_adding_hands_at_once_lose_none(client: FlaskClient, app: Fla
                                {"match_end": {"deals": 999}})
     for round_ in range(10):
         phones = [app.test_client(), second_app.test_client()]
-        answers = _race(phones, lambda c, i: add(
-            c, sheet_id, auth, {"points": {"Ana": round_, "Bo": 100 + i}}))
+        answers = _race(phones, lambda c, i, r=round_: add(
+            c, sheet_id, auth, {"points": {"Ana": r, "Bo": 100 + i}}))
         assert [r.status_code for r in answers] == [200, 200]
     sheet = client.get(f"/v1/scoresheets/{sheet_id}").get_json()
     assert len(sheet["hands"]) == 20 and sheet["version"] == 20
@@ -274,9 +274,9 @@ def test_a_retried_hand_is_applied_once_when_both_arrive_at_once(
                                {"match_end": {"deals": 999}})
     for round_ in range(10):
         phones = [app.test_client(), second_app.test_client()]
-        answers = _race(phones, lambda c, i: add(
+        answers = _race(phones, lambda c, i, r=round_: add(
             c, sheet_id, auth, {"points": {"Ana": 1, "Bo": 2}},
-            **{"Idempotency-Key": f"hand-{round_}"}))
+            **{"Idempotency-Key": f"hand-{r}"}))
         assert [r.status_code for r in answers] == [200, 200]
         assert answers[0].get_json() == answers[1].get_json()
     sheet = client.get(f"/v1/scoresheets/{sheet_id}").get_json()

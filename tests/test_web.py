@@ -396,3 +396,49 @@ def test_a_rummy51_game_from_the_form_shows_what_each_joker_stands_for(
         re.compile(rf"Ana\s*{ana_score}\s*{ana_score}"))
     expect(dialog).to_contain_text("Match over — Bo wins")
     assert final["status"] == "finished" and final["winners"] == [1]
+
+
+def test_a_score_sheet_for_a_paper_game(page: Any, server: Server) -> None:
+    """Pick the variant, type the names, enter a hand as the cards left (typed as people
+    write them), see a bad card refused without losing what was typed, enter one as
+    points, and see the totals and the winner."""
+    from playwright.sync_api import expect
+
+    page.goto("/play")
+    page.locator("#sheet-link").click()
+    page.select_option("#sheet-variant", "rummy51")
+    page.fill("#sheet-player-2", "Dee")
+    page.get_by_role("button", name="Start the sheet").click()
+    expect(page.locator("#sheet-h")).to_contain_text("Rummy 51: Ana, Bo and Dee")
+    sheet_id = page.url.split("#sheet=")[1]
+
+    page.select_option("#sheet-went-out", "Ana")
+    page.fill('input[data-player="Bo"]', "as jk 7♦")
+    page.fill('input[data-player="Dee"]', "11♥")
+    page.locator('#sheet-opened input[value="Ana"]').check()
+    page.locator('#sheet-opened input[value="Bo"]').check()
+    page.locator("#sheet-add").click()
+    expect(page.locator("#sheet-problem")).to_contain_text("'11♥' is not a card")
+    expect(page.locator('input[data-player="Bo"]')).to_have_value("as jk 7♦")
+    page.fill('input[data-player="Dee"]', "10♥")
+    page.locator("#sheet-add").click()
+    totals = page.locator(".sheet-totals td")
+    expect(totals).to_have_text(["0", "38", "100"])
+    expect(page.locator("#sheet-status")).to_have_text("1 hand played")
+
+    page.locator("#sheet-mode-points").click()
+    page.fill('input[data-player="Ana"]', "0")
+    page.fill('input[data-player="Bo"]', "12")
+    page.fill('input[data-player="Dee"]', "950")
+    page.locator("#sheet-add").click()
+    expect(totals).to_have_text(["0", "50", "1050"])
+    expect(page.locator("#sheet-status")).to_have_text("Match over: Ana wins!")
+    expect(page.locator("#sheet-entry")).to_have_count(0)
+
+    sheet = requests.get(f"{server.base_url}/v1/scoresheets/{sheet_id}", timeout=10).json()
+    assert sheet["hands"][0]["cards"] == {"Ana": [], "Bo": ["AS", "JK", "7D"], "Dee": ["TH"]}
+    assert sheet["winners"] == ["Ana"] and sheet["status"] == "finished"
+
+    page.locator("#sheet-undo").click()  # the last hand taken back: playing again
+    expect(totals).to_have_text(["0", "38", "100"])
+    expect(page.locator("#sheet-entry")).to_have_count(1)

@@ -5,9 +5,11 @@
 //   #game=<id>&seat=<n>        a seat whose token this device holds (hot-seat)
 //   #game=<id>&seat=watch      the public table
 //   #game=<id>                 the last seat used here, else the public table
+//   #sheet, #sheet=<id>        a score sheet for a paper game (sheet.js)
 
 import * as api from "./api.js";
 import { Lobby } from "./lobby.js";
+import { ScoreSheet } from "./sheet.js";
 import * as store from "./storage.js";
 import { Table } from "./table.js";
 
@@ -43,6 +45,12 @@ function show(next) {
 
 async function route() {
   const p = params();
+  if (p.has("sheet")) {
+    if (!variants.length) await loadVariants();
+    show(new ScoreSheet(root, { variants, go, sheetId: p.get("sheet") || null }));
+    document.title = "Score sheet";
+    return;
+  }
   const gameId = p.get("game");
   if (!gameId) {
     if (!variants.length) await loadVariants();

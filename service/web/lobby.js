@@ -42,7 +42,10 @@ export class Lobby {
       h("main", { class: "lobby-main", id: "main", tabindex: "-1" },
         saved.length ? this.renderSaved(saved) : null,
         this.renderCreate(),
-        this.renderJoin()));
+        this.renderJoin(),
+        h("section", { class: "card-panel", "aria-labelledby": "paper-h" },
+          h("h2", { id: "paper-h" }, "Playing with real cards?"),
+          h("a", { class: "btn wide", href: "#sheet", id: "sheet-link" }, "Keep the score on a score sheet"))));
     this.root.replaceChildren(page);
   }
 
