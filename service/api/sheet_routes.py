@@ -42,6 +42,28 @@ sheets_blp = ApiBlueprint("scoresheets", __name__, url_prefix="/v1",
                                       "real cards, the sheet keeps the score.")
 
 SHEET_AUTH: list[dict[str, list[str]]] = [{"sheetToken": []}]
+TOKEN_ONLY = {"scoresheets.SheetHands", "scoresheets.SheetLastHand"}
+
+
+def _sheet_link(path: str, method: str = "get") -> dict[str, Any]:
+    ref = path.replace("~", "~0").replace("/", "~1")
+    return {"operationRef": f"#/paths/{ref}/{method}",
+            "parameters": {"sheet_id": "$response.body#/sheet_id"}}
+
+
+SHEET_LINKS = {
+    "GetSheet": _sheet_link("/v1/scoresheets/{sheet_id}"),
+    "AddHand": _sheet_link("/v1/scoresheets/{sheet_id}/hands", "post"),
+    "TakeBackLastHand": _sheet_link("/v1/scoresheets/{sheet_id}/hands/last", "delete"),
+}
+"""OpenAPI links from a created sheet to the operations on it."""
+
+
+@sheets_blp.before_request
+def _token_first() -> None:
+    """A change without a token is a 401 before anything else is looked at."""
+    if request.endpoint in TOKEN_ONLY and request.method != "OPTIONS" and _bearer() is None:
+        raise SheetUnauthorized("the sheet's token is required: Authorization: Bearer <token>")
 _ETAG = {"ETag": {"schema": {"type": "string"}, "description": 'the version, "<version>"'}}
 
 
@@ -79,6 +101,7 @@ def _change_headers() -> tuple[int | None, str | None, str]:
 
 @sheets_blp.route("/scoresheets")
 class ScoreSheets(MethodView):
+    @sheets_blp.doc(responses={201: {"links": SHEET_LINKS}})
     @sheets_blp.arguments(SheetCreateSchema)
     @sheets_blp.response(201, SheetCreatedSchema, headers={
         "Location": {"schema": {"type": "string"}, "description": "/v1/scoresheets/{sheet_id}"},
