@@ -317,6 +317,8 @@ def score_entry(doc: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, A
         if name is not None and name not in active:
             raise BadSheet("went_out", f"{name} is out of the match (R51-END)")
     record: dict[str, Any] = {"number": len(doc["hands"]) + 1, "went_out": went_out}
+    if variant_id != "dummy" and entry.get("completed") is not None:
+        raise BadSheet("completed", "only Dummy has contracts to complete")
     if variant_id == "dummy":
         if entry.get("completed") is None:
             raise BadSheet("completed", QUESTIONS["completed"])
@@ -457,10 +459,11 @@ def _worded(field: str, message: str, active: list[str]) -> tuple[str, str]:
     return field, message
 
 
-def check_rules(variant_id: str, rules: Mapping[str, Any]) -> None:
-    """Refuse a bad knob as games do (``RulesError`` → 400 naming it)."""
+def check_rules(variant_id: str, rules: Mapping[str, Any]) -> dict[str, Any]:
+    """Every knob of the variant, ``rules`` over its defaults; a bad knob refused as games
+    refuse it (``RulesError`` → 400 naming it)."""
     try:
-        resolve_rules(find_variant(variant_id), rules)
+        return dict(resolve_rules(find_variant(variant_id), rules))
     except RulesError as exc:
         raise BadSheet(f"rules.{exc.knob}", exc.message) from None
 
@@ -477,11 +480,11 @@ class Sheets:
     def create(self, variant_id: str, rules: Mapping[str, Any], players: Sequence[str]
                ) -> tuple[str, str, SheetAnswer]:
         """A new sheet: its id, its token (shown only here) and its view."""
-        check_rules(variant_id, rules)
+        resolved = check_rules(variant_id, rules)
         names = check_players(variant_id, players)
         sheet_id = secrets.token_urlsafe(9)
         token = f"{sheet_id}.{secrets.token_urlsafe(24)}"
-        doc = {"variant": variant_id, "rules": dict(rules), "players": names,
+        doc = {"variant": variant_id, "rules": resolved, "players": names,
                "token": _hash(token), "hands": []}
         self.store.create(sheet_id, _encode(doc))
         return sheet_id, token, SheetAnswer(view(sheet_id, doc, 0), 0)

@@ -74,6 +74,7 @@ def test_a_rummy51_sheet_by_cards(client: FlaskClient) -> None:
     assert hand["cards"] == {"Ana": [], "Bo": ["AS", "JK", "7D"], "Cy": ["KC"]}
     assert sheet["totals"] == {"Ana": 0, "Bo": 38, "Cy": 100}
     assert sheet["status"] == "playing" and sheet["winners"] == [] and sheet["version"] == 1
+    assert sheet["rules"]["match_end"] == {"target": 1000}  # every knob, defaults included
     got = client.get(f"/v1/scoresheets/{sheet_id}")  # anyone reads it
     assert got.get_json() == sheet and got.headers["ETag"] == '"1"'
     assert client.get(f"/v1/scoresheets/{sheet_id}",
@@ -153,6 +154,8 @@ def test_a_missing_flag_is_asked_in_words(client: FlaskClient) -> None:
     ("rummy51", ["Ana", "Bo"], {"points": {"Ana": 0.5, "Bo": 10}}, "points.Ana",
      "whole number"),
     ("rummy51", ["Ana", "Bo"], {"points": {"Ana": 0}}, "points.Bo", "missing"),
+    ("basic", ["Ana", "Bo"], {"points": {"Ana": 0, "Bo": 5}, "completed": ["Ana"]},
+     "completed", "only Dummy"),
     ("basic", ["Ana", "Bo"], {"went_out": "Ana", "hands": {"Ana": ["KS"], "Bo": []},
                               "all_at_once": False}, "hands.Ana", "Ana went out"),
 ])

@@ -142,8 +142,8 @@ class SheetViewSchema(ma.Schema):
     sheet_id = fields.String(required=True)
     variant = fields.String(required=True)
     rules = fields.Dict(keys=fields.String(), required=True, metadata={
-        "description": "the knobs the sheet was created with (the variant's defaults "
-                       "otherwise)"})
+        "description": "every knob of the variant: those the sheet was created with, "
+                       "the defaults for the others"})
     players = fields.List(fields.String(), required=True)
     hands = fields.List(fields.Nested(SheetHandRecordSchema), required=True)
     totals = fields.Dict(keys=fields.String(), values=fields.Float(), required=True,
