@@ -284,3 +284,27 @@ def test_a_retried_hand_is_applied_once_when_both_arrive_at_once(
         assert answers[0].get_json() == answers[1].get_json()
     sheet = client.get(f"/v1/scoresheets/{sheet_id}").get_json()
     assert len(sheet["hands"]) == 10 and sheet["totals"] == {"Ana": 10, "Bo": 20}
+
+
+@pytest.mark.parametrize(("variant", "facts", "check"), [
+    ("rummy51", {"opened": ["Bo"], "all_at_once": True, "final_discard": "jk"},
+     {"opened": [False, True, False], "all_at_once": True, "final_discard": "JK"}),
+    ("lebanese14", {"opened": {"Ana": True, "Bo": True, "Cy": False}, "all_at_once": True,
+                    "jokers_used": 1},
+     {"opened": [True, True, False], "all_at_once": True, "jokers_used": 1}),
+    ("basic", {"all_at_once": True}, {"all_at_once": True}),
+    ("wrotham", {"all_at_once": False}, {"all_at_once": False}),
+])
+def test_cards_score_as_the_stateless_check_does(client: FlaskClient, variant: str,
+                                                  facts: dict[str, Any],
+                                                  check: dict[str, Any]) -> None:
+    sheet_id, auth = new_sheet(client, variant)
+    resp = add(client, sheet_id, auth, {"went_out": "Ana", "hands": {
+        "Ana": [], "Bo": ["10♥", "q♠"], "Cy": ["7d", "K♣", "2h"]}, **facts})
+    assert resp.status_code == 200, resp.get_json()
+    want = client.post("/v1/scores/hand", json={
+        "variant": variant, "went_out": 0,
+        "hands": [[], ["TH", "QS"], ["7D", "KC", "2H"]], **check}).get_json()
+    hand = resp.get_json()["hands"][0]
+    assert [hand["scores"][p] for p in ("Ana", "Bo", "Cy")] == want["scores"]
+    assert [hand["counts"][p] for p in ("Ana", "Bo", "Cy")] == want["counts"]

@@ -418,7 +418,7 @@ def test_a_score_sheet_for_a_paper_game(page: Any, server: Server) -> None:
     page.locator('#sheet-opened input[value="Ana"]').check()
     page.locator('#sheet-opened input[value="Bo"]').check()
     page.locator("#sheet-add").click()
-    expect(page.locator("#sheet-problem")).to_contain_text("'11♥' is not a card")
+    expect(page.locator("#sheet-problem")).to_contain_text("Dee's cards: '11♥' is not a card")
     expect(page.locator('input[data-player="Bo"]')).to_have_value("as jk 7♦")
     page.fill('input[data-player="Dee"]', "10♥")
     page.locator("#sheet-add").click()

@@ -34,6 +34,15 @@ export function cardsOf(text) {
   return text.split(/[\s,;]+/).filter(Boolean);
 }
 
+/** "hands.Dee.0" → "Dee's cards", "points.Bo" → "Bo's points". */
+function fieldText(field) {
+  const [head, name] = String(field).split(".");
+  if (head === "hands" && name) return `${name}'s cards`;
+  if (head === "points" && name) return `${name}'s points`;
+  return { went_out: "Who went out", all_at_once: "All at once", opened: "Who had opened",
+    final_discard: "The last discard", completed: "Contracts", players: "Players" }[head] || field;
+}
+
 // What each variant asks about a hand entered as cards (the API's own questions).
 const ASKS = {
   basic: ["all_at_once"],
@@ -114,11 +123,11 @@ export class ScoreSheet {
   renderProblem() {
     const p = this.problem;
     if (!p) return null;
+    const errors = Array.isArray(p.errors) ? p.errors : [];
     return h("div", { class: "problem", role: "alert" },
-      h("div", { class: "problem-head" }, h("strong", {}, p.title || "Refused")),
-      p.detail ? h("p", {}, p.detail) : null,
-      Array.isArray(p.errors) && p.errors.length > 1 ? h("ul", { class: "reasons" },
-        p.errors.map((e) => h("li", {}, h("code", {}, e.field), ": ", e.message))) : null);
+      h("div", { class: "problem-head" }, h("strong", {}, p.status === 400 ? "Not added" : p.title || "Refused")),
+      errors.length ? h("ul", { class: "reasons" }, errors.map((e) => h("li", {}, fieldText(e.field), ": ", e.message)))
+        : p.detail ? h("p", {}, p.detail) : null);
   }
 
   // -- a new sheet -----------------------------------------------------------------------
