@@ -27,7 +27,7 @@ from typing import Any
 
 from service.rules import RulesError
 from service.rules.cards import CardError, read_card
-from service.rules.checks import MissingFact, score_one_hand
+from service.rules.checks import FACT_QUESTIONS, MissingFact, score_one_hand
 from service.rules.engine import new_game
 from service.rules.ruleset import Rules, find_variant, resolve_rules
 from service.rules.state import GameState
@@ -56,15 +56,8 @@ MAX_ATTEMPTS = 8
 """Compare-and-set attempts of a change without ``If-Match`` before giving up (503)."""
 
 QUESTIONS: dict[str, str] = {
-    "all_at_once": "did the player who went out put down their whole hand in one turn, "
-                   "without having melded or laid off before? true or false "
-                   "(BASIC-RUMMY, R51-ALL-AT-ONCE: it doubles the score)",
-    "opened": "who had opened, that is put down their first melds, by the end of the "
-              "hand? a list of names (R51-OPEN: a player who had not opened scores 100)",
-    "final_discard": "which card did the player who went out discard last? (R51-SCORE: "
-                     "a joker doubles the score again)",
-    "jokers_used": "how many jokers did the player who went out put down in that "
-                   "all-at-once finish? 0, 1, 2 … (L14-DRY)",
+    **FACT_QUESTIONS,
+    "opened": FACT_QUESTIONS["opened"].replace("? (", "? A list of names (", 1),
     "completed": "who laid down their contract in this hand? a list of names, [] if "
                  "nobody did (DUMMY-CONTRACTS: they move on to the next contract)",
     "went_out": "who went out? a player's name, or null when the hand ended with nobody "
@@ -447,7 +440,7 @@ def _cards_entry(doc: Mapping[str, Any], entry: Mapping[str, Any], active: list[
 def _worded(field: str, message: str, active: list[str]) -> tuple[str, str]:
     """A problem of ``score_one_hand`` as the sheet names things: players by name, and a
     missing fact as the question it answers."""
-    if field in QUESTIONS and message.endswith("needs it for this hand"):
+    if field in QUESTIONS and message.endswith("needs it for this hand)"):
         return field, QUESTIONS[field]
     head, _, seat = field.partition(".")
     if head == "hands" and seat.isdigit() and int(seat) < len(active):

@@ -308,3 +308,13 @@ def test_cards_score_as_the_stateless_check_does(client: FlaskClient, variant: s
     hand = resp.get_json()["hands"][0]
     assert [hand["scores"][p] for p in ("Ana", "Bo", "Cy")] == want["scores"]
     assert [hand["counts"][p] for p in ("Ana", "Bo", "Cy")] == want["counts"]
+
+
+def test_the_stateless_score_check_asks_for_a_missing_fact_in_words(
+        client: FlaskClient) -> None:
+    resp = client.post("/v1/scores/hand", json={"variant": "basic", "went_out": 0,
+                                                 "hands": [[], ["KS"]]})
+    assert "whole hand in one turn" in bad(resp, "all_at_once")
+    resp = client.post("/v1/scores/hand", json={"variant": "rummy51", "went_out": 0,
+                                                 "hands": [[], ["KS"]], "all_at_once": False})
+    assert "put down their first melds" in bad(resp, "opened")

@@ -64,6 +64,20 @@ def check_one_meld(variant_id: str, overrides: Mapping[str, Any] | None,
             "errors": [{**r.as_dict(), "detail": render(r.message)} for r in reasons]}
 
 
+FACT_QUESTIONS: dict[str, str] = {
+    "all_at_once": "did the player who went out put down their whole hand in one turn, "
+                   "without having melded or laid off before? true or false "
+                   "(BASIC-RUMMY, R51-ALL-AT-ONCE)",
+    "opened": "who had opened, that is put down their first melds, by the end of the "
+              "hand? (R51-OPEN: a player who had not opened scores 100)",
+    "final_discard": "which card did the player who went out discard last? (R51-SCORE: "
+                     "a joker doubles the score again)",
+    "jokers_used": "how many jokers did the player who went out put down in that "
+                   "all-at-once finish? 0, 1, 2 … (L14-DRY)",
+}
+"""What each fact a variant's scoring may need is, asked as a question to a person."""
+
+
 class MissingFact(ValueError):
     """The scoring of this variant needs facts the request did not give (or gave wrong):
     ``problems`` is ``[(field, message)]``."""
@@ -110,8 +124,9 @@ def score_one_hand(variant_id: str, overrides: Mapping[str, Any] | None,
     needs = [name for name in vr.score_needs if facts.get(name) is None
              and _needed(name, went_out, facts)]
     if needs:
-        why = f"{variant.name} scoring needs it for this hand"
-        raise MissingFact(needs[0], why, *((name, why) for name in needs[1:]))
+        asked = [(name, f"{FACT_QUESTIONS.get(name, name)} ({variant.name} scoring needs it "
+                        "for this hand)") for name in needs]
+        raise MissingFact(*asked[0], *asked[1:])
     opened = facts.get("opened")
     if opened is not None and len(opened) != n:
         raise MissingFact("opened", "one true/false per player is required")
