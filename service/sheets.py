@@ -317,7 +317,7 @@ def score_entry(doc: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, A
             raise BadSheet("completed", QUESTIONS["completed"])
         completed = _names(players, entry["completed"], "completed")
         if went_out is not None and went_out not in completed:
-            completed.append(went_out)  # going out lays down the contract (DUMMY-OUT)
+            completed.append(went_out)  # one goes out only after laying it down (DUMMY-AFTER)
         for name in completed:
             if name not in active:
                 raise BadSheet("completed", f"{name} is out of the match")
