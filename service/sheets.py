@@ -212,12 +212,25 @@ def view(sheet_id: str, doc: Mapping[str, Any], version: int) -> dict[str, Any]:
         "winners": [players[i] for i in st.winners] if st.winners is not None else [],
         "version": version, "max_hands": MAX_HANDS,
     }
+    body["facts"] = facts_asked(doc["variant"])
     if any(st.out):
         body["out_of_match"] = [p for p, o in zip(players, st.out, strict=True) if o]
     if doc["variant"] == "dummy":
         body["contracts"] = {p: {"contract": min(c + 1, 12), "completed": c}
                              for p, c in zip(players, st.completed, strict=True)}
     return body
+
+
+def facts_asked(variant_id: str) -> list[dict[str, str]]:
+    """What a hand of the variant must say beyond who went out and the cards or points,
+    each with its question: the facts its scoring needs for a hand entered as cards
+    (``score_needs``), and Dummy's contracts for every hand."""
+    asked = [{"field": name, "question": QUESTIONS.get(name, name), "entered": "cards"}
+             for name in variant_rules(variant_id).score_needs]
+    if variant_id == "dummy":
+        asked.append({"field": "completed", "question": QUESTIONS["completed"],
+                      "entered": "any"})
+    return asked
 
 
 def check_players(variant_id: str, players: Sequence[str]) -> list[str]:

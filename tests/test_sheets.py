@@ -75,6 +75,8 @@ def test_a_rummy51_sheet_by_cards(client: FlaskClient) -> None:
     assert sheet["totals"] == {"Ana": 0, "Bo": 38, "Cy": 100}
     assert sheet["status"] == "playing" and sheet["winners"] == [] and sheet["version"] == 1
     assert sheet["rules"]["match_end"] == {"target": 1000}  # every knob, defaults included
+    assert [f["field"] for f in sheet["facts"]] == ["opened", "all_at_once", "final_discard"]
+    assert "whole hand in one turn" in sheet["facts"][1]["question"]
     got = client.get(f"/v1/scoresheets/{sheet_id}")  # anyone reads it
     assert got.get_json() == sheet and got.headers["ETag"] == '"1"'
     assert client.get(f"/v1/scoresheets/{sheet_id}",
@@ -115,6 +117,8 @@ def test_dummy_contracts(client: FlaskClient) -> None:
     sheet = add(client, sheet_id, auth, {"went_out": "Ana", "hands": {"Bo": ["KS"]},
                                          "completed": []}).get_json()
     assert sheet["hands"][0]["completed"] == ["Ana"]  # going out completes it
+    assert sheet["facts"] == [{"field": "completed", "question": sheet["facts"][0]["question"],
+                               "entered": "any"}]
     assert sheet["contracts"]["Ana"] == {"contract": 2, "completed": 1}
     sheet = add(client, sheet_id, auth, {"points": {"Ana": 0, "Bo": 20},
                                          "completed": ["Ana", "Bo"]}).get_json()

@@ -415,8 +415,8 @@ def test_a_score_sheet_for_a_paper_game(page: Any, server: Server) -> None:
     page.select_option("#sheet-went-out", "Ana")
     page.fill('input[data-player="Bo"]', "as jk 7♦")
     page.fill('input[data-player="Dee"]', "11♥")
-    page.locator('#sheet-opened input[value="Ana"]').check()
-    page.locator('#sheet-opened input[value="Bo"]').check()
+    page.locator('#sheet-fact-opened input[value="Ana"]').check()
+    page.locator('#sheet-fact-opened input[value="Bo"]').check()
     page.locator("#sheet-add").click()
     expect(page.locator("#sheet-problem")).to_contain_text("Dee's cards: '11♥' is not a card")
     expect(page.locator('input[data-player="Bo"]')).to_have_value("as jk 7♦")
@@ -442,3 +442,21 @@ def test_a_score_sheet_for_a_paper_game(page: Any, server: Server) -> None:
     page.locator("#sheet-undo").click()  # the last hand taken back: playing again
     expect(totals).to_have_text(["0", "38", "100"])
     expect(page.locator("#sheet-entry")).to_have_count(1)
+
+
+def test_a_dummy_score_sheet_asks_who_laid_down_their_contract(
+        page: Any, server: Server) -> None:
+    """The facts a variant asks for come from the sheet: Dummy's contracts, every hand."""
+    from playwright.sync_api import expect
+
+    page.goto("/play#sheet")
+    page.select_option("#sheet-variant", "dummy")
+    page.get_by_role("button", name="Remove player 3").click()
+    page.get_by_role("button", name="Start the sheet").click()
+    expect(page.locator("#sheet-fact-completed")).to_contain_text("laid down their contract")
+    page.select_option("#sheet-went-out", "Ana")
+    page.fill('input[data-player="Bo"]', "k♠ 5h JK")
+    page.locator('#sheet-fact-completed input[value="Bo"]').check()
+    page.locator("#sheet-add").click()
+    expect(page.locator(".sheet-totals td")).to_have_text(["0", "65"])  # DUMMY-SCORE
+    expect(page.locator(".sheet-hand td small")).to_have_count(2)  # both completed theirs

@@ -135,6 +135,16 @@ class SheetHandRecordSchema(ma.Schema):
         "description": "Dummy: who completed their contract in this hand"})
 
 
+class SheetFactSchema(ma.Schema):
+    field = fields.String(required=True, metadata={
+        "description": "the field of a hand that gives it", "example": "all_at_once"})
+    question = fields.String(required=True, metadata={
+        "description": "what it is, as a question to ask the players"})
+    entered = fields.String(required=True, validate=validate.OneOf(["cards", "any"]),
+                            metadata={"description": "asked for a hand entered as cards "
+                                                     "only, or for every hand"})
+
+
 class SheetViewSchema(ma.Schema):
     class Meta:
         unknown = ma.INCLUDE
@@ -158,6 +168,10 @@ class SheetViewSchema(ma.Schema):
     max_hands = fields.Integer(required=True, metadata={
         "description": f"the most hands a sheet holds ({MAX_HANDS}; at most {MAX_CHANGES} "
                        "changes in all)"})
+    facts = fields.List(fields.Nested(SheetFactSchema), required=True, metadata={
+        "description": "what a hand must say under this variant beyond who went out and "
+                       "the cards or points (some only when someone went out, or went out "
+                       "all at once), with the question to ask"})
     out_of_match = fields.List(fields.String(), metadata={
         "description": "Rummy 51 with `eliminate_at`: the players out of the match"})
     contracts = fields.Dict(keys=fields.String(), values=fields.Nested(SheetContractSchema),

@@ -43,14 +43,16 @@ function fieldText(field) {
     final_discard: "The last discard", completed: "Contracts", players: "Players" }[head] || field;
 }
 
-// What each variant asks about a hand entered as cards (the API's own questions).
-const ASKS = {
-  basic: ["all_at_once"],
-  wrotham: ["all_at_once"],
-  rummy51: ["opened", "all_at_once", "final_discard"],
-  lebanese14: ["opened", "all_at_once", "jokers_used"],
-  dummy: [],
+// Short labels of the facts a sheet asks for (the sheet's `facts` give each its question;
+// a fact not named here is asked with its question).
+const LABELS = {
+  all_at_once: "The player who went out put down the whole hand in one turn",
+  opened: "Who had opened (put down their first melds)?",
+  final_discard: "All at once: the last card they discarded",
+  jokers_used: "All at once: jokers they put down",
+  completed: "Who laid down their contract this hand?",
 };
+const PLAYER_LISTS = new Set(["opened", "completed"]);
 
 export class ScoreSheet {
   constructor(root, { variants, go, sheetId = null }) {
@@ -218,7 +220,7 @@ export class ScoreSheet {
   }
 
   renderEntry(s) {
-    const asks = ASKS[s.variant] || [];
+    const asked = (s.facts || []).filter((f) => f.entered === "any" || this.mode === "cards");
     const active = s.players.filter((p) => !(s.out_of_match || []).includes(p));
     const inputs = {};
     const modeSwitch = h("div", { class: "row", role: "group", "aria-label": "Enter the hand as" },
@@ -241,23 +243,33 @@ export class ScoreSheet {
     const checks = (name, label) => h("fieldset", { id: `sheet-${name}` }, h("legend", {}, label),
       active.map((p) => h("label", { class: "check" },
         h("input", { type: "checkbox", name, value: p }), ` ${p}`)));
-    const extra = [];
-    if (this.mode === "cards") {
-      if (asks.includes("all_at_once")) {
-        extra.push(h("label", { class: "check" }, h("input", { type: "checkbox", id: "sheet-all-at-once" }),
-          " The player who went out put down the whole hand in one turn"));
+    const extra = asked.map((fact) => {
+      const id = `sheet-fact-${fact.field}`;
+      const label = LABELS[fact.field] || fact.question;
+      if (PLAYER_LISTS.has(fact.field)) {
+        return h("fieldset", { id, title: fact.question }, h("legend", {}, label),
+          active.map((p) => h("label", { class: "check" },
+            h("input", { type: "checkbox", name: fact.field, value: p }), ` ${p}`)));
       }
-      if (asks.includes("opened")) extra.push(checks("opened", "Who had opened (put down their first melds)?"));
-      if (asks.includes("final_discard")) {
-        extra.push(h("div", { class: "field" }, h("label", { for: "sheet-final-discard" },
-          "All at once: the last card they discarded"), h("input", { type: "text", id: "sheet-final-discard", autocomplete: "off" })));
+      if (fact.field === "all_at_once") {
+        return h("label", { class: "check", title: fact.question },
+          h("input", { type: "checkbox", id }), ` ${label}`);
       }
-      if (asks.includes("jokers_used")) {
-        extra.push(h("div", { class: "field" }, h("label", { for: "sheet-jokers" },
-          "All at once: jokers they put down"), h("input", { type: "number", id: "sheet-jokers", min: 0, max: 4, value: 0 })));
+      const number = fact.field === "jokers_used";
+      return h("div", { class: "field" }, h("label", { for: id, title: fact.question }, label),
+        h("input", { type: number ? "number" : "text", id, autocomplete: "off", min: number ? 0 : null }));
+    });
+    /** What the form says of each fact asked (undefined: not given). */
+    const given = (f, fact) => {
+      if (PLAYER_LISTS.has(fact.field)) {
+        return [...f.querySelectorAll(`input[name="${fact.field}"]:checked`)].map((x) => x.value);
       }
-    }
-    if (s.variant === "dummy") extra.push(checks("completed", "Who laid down their contract this hand?"));
+      const input = f.querySelector(`#sheet-fact-${fact.field}`);
+      if (fact.field === "all_at_once") return input.checked;
+      const text = input.value.trim();
+      if (!text) return undefined;
+      return fact.field === "jokers_used" ? Number(text) : text;
+    };
     const form = h("form", {
       class: "create", id: "sheet-entry", novalidate: true,
       onsubmit: async (e) => {
@@ -271,13 +283,14 @@ export class ScoreSheet {
         } else {
           body.went_out = out;
           body.hands = Object.fromEntries(active.map((p) => [p, cardsOf(inputs[p].value)]));
-          if (asks.includes("all_at_once") && out) body.all_at_once = f.querySelector("#sheet-all-at-once").checked;
-          if (asks.includes("opened")) body.opened = [...f.querySelectorAll('input[name="opened"]:checked')].map((x) => x.value);
-          const last = f.querySelector("#sheet-final-discard")?.value.trim();
-          if (asks.includes("final_discard") && last) body.final_discard = last;
-          if (asks.includes("jokers_used") && body.all_at_once) body.jokers_used = Number(f.querySelector("#sheet-jokers").value || 0);
         }
-        if (s.variant === "dummy") body.completed = [...f.querySelectorAll('input[name="completed"]:checked')].map((x) => x.value);
+        for (const fact of asked) {
+          const value = given(f, fact);
+          // who went out answers the questions about their finish; nobody out, none asked
+          if (value === undefined || (!out && ["all_at_once", "final_discard", "jokers_used"].includes(fact.field))) continue;
+          if (fact.field === "jokers_used" && !body.all_at_once) continue;
+          body[fact.field] = value;
+        }
         await this.send(() => api.api(`${path(this.sheetId)}/hands`, {
           method: "POST", token: this.token(), body,
           headers: { "Idempotency-Key": api.randomKey(), "If-Match": `"${s.version}"` },
