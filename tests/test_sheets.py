@@ -322,3 +322,36 @@ def test_the_stateless_score_check_asks_for_a_missing_fact_in_words(
     resp = client.post("/v1/scores/hand", json={"variant": "rummy51", "went_out": 0,
                                                  "hands": [[], ["KS"]], "all_at_once": False})
     assert "put down their first melds" in bad(resp, "opened")
+
+
+def test_two_phones_on_one_version_one_wins_the_other_is_told(
+        client: FlaskClient, app: Flask, second_app: Flask) -> None:
+    sheet_id, auth = new_sheet(client, "basic", ["Ana", "Bo"],
+                               {"match_end": {"deals": 999}})
+    for version in range(5):
+        phones = [app.test_client(), second_app.test_client()]
+        answers = _race(phones, lambda c, i, v=version: add(
+            c, sheet_id, auth, {"points": {"Ana": i, "Bo": 1}}, **{"If-Match": f'"{v}"'}))
+        assert sorted(r.status_code for r in answers) == [200, 412]
+        refused = next(r for r in answers if r.status_code == 412)
+        assert refused.get_json()["current_version"] == version + 1
+    assert len(client.get(f"/v1/scoresheets/{sheet_id}").get_json()["hands"]) == 5
+
+
+def test_taking_back_is_idempotent_and_guarded_too(client: FlaskClient) -> None:
+    sheet_id, auth = new_sheet(client, "basic", ["Ana", "Bo"],
+                               {"match_end": {"deals": 999}})
+    for n in range(3):
+        add(client, sheet_id, auth, {"points": {"Ana": n, "Bo": 0}})
+    last = f"/v1/scoresheets/{sheet_id}/hands/last"
+    assert client.delete(last, headers={**auth, "If-Match": '"1"'}).status_code == 412
+    first = client.delete(last, headers={**auth, "Idempotency-Key": "undo-1"})
+    again = client.delete(last, headers={**auth, "Idempotency-Key": "undo-1"})
+    assert first.status_code == again.status_code == 200
+    assert again.headers["Idempotent-Replayed"] == "true"
+    sheet = client.get(f"/v1/scoresheets/{sheet_id}").get_json()
+    assert len(sheet["hands"]) == 2 and sheet["version"] == 4
+    # the same key on another request is refused, and applies nothing
+    reused = add(client, sheet_id, auth, {"points": {"Ana": 0, "Bo": 0}},
+                 **{"Idempotency-Key": "undo-1"})
+    assert reused.status_code == 422 and reused.get_json()["code"] == "IDEMPOTENCY_KEY_REUSED"
