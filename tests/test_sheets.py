@@ -355,3 +355,9 @@ def test_taking_back_is_idempotent_and_guarded_too(client: FlaskClient) -> None:
     reused = add(client, sheet_id, auth, {"points": {"Ana": 0, "Bo": 0}},
                  **{"Idempotency-Key": "undo-1"})
     assert reused.status_code == 422 and reused.get_json()["code"] == "IDEMPOTENCY_KEY_REUSED"
+
+
+def test_a_bad_if_match_names_the_sheet_version(client: FlaskClient) -> None:
+    sheet_id, auth = new_sheet(client, "basic", ["Ana", "Bo"])
+    resp = add(client, sheet_id, auth, {"points": {"Ana": 1, "Bo": 0}}, **{"If-Match": "v1"})
+    assert "version of the sheet" in bad(resp, "If-Match")

@@ -15,7 +15,7 @@ from flask.views import MethodView
 
 from service.api import security
 from service.api.problems import PROBLEM_MIMETYPE, Problem
-from service.api.routes import ApiBlueprint, _bearer, _if_match, _json
+from service.api.routes import ApiBlueprint, _bearer, _json
 from service.api.schemas import ProblemSchema
 from service.api.sheet_schemas import (
     SheetCreatedSchema,
@@ -24,6 +24,7 @@ from service.api.sheet_schemas import (
     SheetHeadersSchema,
     SheetViewSchema,
 )
+from service.numbers import natural
 from service.sheets import (
     BadSheet,
     SheetAnswer,
@@ -97,6 +98,16 @@ def _change_headers() -> tuple[int | None, str | None, str]:
     fingerprint = hashlib.sha256(
         f"{request.method}|{request.path}|{canonical}".encode()).hexdigest()
     return _if_match(headers.get("if_match")), key, fingerprint
+
+
+def _if_match(value: str | None) -> int | None:
+    """The version an ``If-Match`` header names (None: any, or ``*``)."""
+    if value is None or value.strip() == "*":
+        return None
+    version = natural(value.strip().removeprefix("W/").strip('"'))
+    if version is None:
+        raise BadSheet("If-Match", 'a version of the sheet, as its ETag gives it: "12"')
+    return version
 
 
 @sheets_blp.route("/scoresheets")
