@@ -29,9 +29,9 @@ from service.rules import RulesError
 from service.rules.cards import CardError, read_card
 from service.rules.checks import FACT_QUESTIONS, MissingFact, score_one_hand
 from service.rules.engine import new_game
-from service.rules.ruleset import Rules, find_variant, resolve_rules
+from service.rules.ruleset import Rules, resolve_rules
 from service.rules.state import GameState
-from service.rules.variants import variant_rules
+from service.rules.variants import find_variant, variant_rules
 from service.store import (
     GameNotFound,
     GameStore,

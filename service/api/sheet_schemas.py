@@ -20,7 +20,8 @@ from service.api.schemas import (
     StrictSchema,
     _knobs_spec,
 )
-from service.rules.ruleset import VARIANTS, rules_errors
+from service.rules.ruleset import rules_errors
+from service.rules.variants import VARIANTS
 from service.sheets import MAX_CHANGES, MAX_HANDS, MAX_POINTS, QUESTIONS
 
 LENIENT_CARD = ("a card as people write it: rank A 2-10 J Q K (or T) and suit S H D C or "
