@@ -20,6 +20,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from service import sheets
 from service.api import (
     fastpath,
+    lobby_routes,
     observe,
     problems,
     routes,
@@ -79,9 +80,9 @@ def create_app(settings: Settings | None = None) -> Flask:
     client = make_store_client(settings)
     store = GameStore(client, ttl_seconds=settings.game_ttl_seconds,
                       idempotency_ttl_seconds=settings.idempotency_ttl_seconds)
-    from service.referee import Referee
+    from service.referee.lobby import LobbyReferee
 
-    app.extensions["referee"] = Referee(store)
+    app.extensions["referee"] = LobbyReferee(store)
     app.extensions["sheets"] = sheets.Sheets(GameStore(
         client, ttl_seconds=settings.game_ttl_seconds, namespace=sheets.NAMESPACE,
         idempotency_ttl_seconds=settings.idempotency_ttl_seconds))
@@ -91,7 +92,10 @@ def create_app(settings: Settings | None = None) -> Flask:
     api.ma_plugin.converter.add_attribute_function(schemas.nullable_ref)
     api.spec.components.security_scheme(
         "seatToken", {"type": "http", "scheme": "bearer",
-                      "description": "a seat token from POST /v1/games"})
+                      "description": "a seat token from POST /v1/games or POST /v1/join"})
+    api.spec.components.security_scheme(
+        "hostToken", {"type": "http", "scheme": "bearer",
+                      "description": "the host token from POST /v1/games"})
     api.spec.components.security_scheme(
         "sheetToken", {"type": "http", "scheme": "bearer",
                        "description": "a sheet's token from POST /v1/scoresheets"})
@@ -99,6 +103,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     api.register_blueprint(routes.stateless)
     api.register_blueprint(sheet_routes.sheets_blp)
     api.register_blueprint(routes.ops)
+    api.register_blueprint(lobby_routes.blp)
     app.register_blueprint(Blueprint(
         "swagger_assets", __name__,
         static_folder=str(Path(swagger_ui_bundle.swagger_ui_path)),
@@ -116,6 +121,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     web.register(app)
     problems.register(app)
     _register_referee_errors(app)
+    lobby_routes.register(app)
     if settings.cors_origins:
         CORS(app, origins=list(settings.cors_origins),
              expose_headers=["ETag", "Location", "Retry-After", "Idempotent-Replayed"],

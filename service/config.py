@@ -159,8 +159,9 @@ def _positive_float(text: str) -> float:
     return value
 
 
-ARRANGED_DEALS = ("allow", "forbid")
-"""What ``RUMMY_ARRANGED_DEALS`` takes: whether ``POST /v1/games`` accepts ``deals``."""
+ARRANGED_DEALS = ("allow", "forbid", "closed_only")
+"""What ``RUMMY_ARRANGED_DEALS`` takes: whether ``POST /v1/games`` accepts ``deals``
+(``closed_only``: only in a game created with every seat named)."""
 
 
 def _arranged_deals(text: str) -> str:
@@ -379,6 +380,11 @@ class Settings:
     #: RUMMY_CREATE_RATE_LIMITS: limits per client address on creating games, or ``off``.
     create_rate_limits: tuple[str, ...] = field(
         default=("120/minute",), metadata=_env("RUMMY_CREATE_RATE_LIMITS", _limits))
+    #: RUMMY_JOIN_RATE_LIMITS: limits per client address on ``POST /v1/join`` (every
+    #: attempt counts, a wrong code too: this is what keeps join codes from being guessed),
+    #: or ``off``.
+    join_rate_limits: tuple[str, ...] = field(
+        default=("20/hour",), metadata=_env("RUMMY_JOIN_RATE_LIMITS", _limits))
     #: RUMMY_VERIFY_RATE_LIMITS: limits per client address on the ``GET …/verify`` requests
     #: that replay a game's log (the costly ones: a long game's replay takes a CPU for a
     #: fraction of a second), or ``off``. A report already worked out for the game's current
@@ -395,7 +401,8 @@ class Settings:
     api_keys: tuple[str, ...] = field(default=(), metadata=_env("RUMMY_API_KEYS", _keys))
     #: RUMMY_ARRANGED_DEALS: whether a game may be created with an arranged deal (``deals``
     #: in ``POST /v1/games``: its creator knows every hand and the stock): ``allow`` (the
-    #: default), or ``forbid`` (403 ``ARRANGED_DEALS_FORBIDDEN``).
+    #: default), ``forbid`` (403 ``ARRANGED_DEALS_FORBIDDEN``), or ``closed_only`` (refused
+    #: in a game with an open seat, whose players may not know each other).
     arranged_deals: str = field(
         default="allow", metadata=_env("RUMMY_ARRANGED_DEALS", _arranged_deals))
     #: RUMMY_METRICS: 1 serves Prometheus metrics at /metrics (0: off).

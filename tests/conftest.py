@@ -102,7 +102,8 @@ def app(redis_url: str) -> Iterator[Flask]:
     # rate limits are tested on their own (tests/test_security.py); elsewhere they would
     # only make the suite's many quick requests flaky
     application = create_app(Settings(redis_url=redis_url, rate_limits=(),
-                                      create_rate_limits=(), verify_rate_limits=()))
+                                      create_rate_limits=(), verify_rate_limits=(),
+                                      join_rate_limits=()))
     yield application
 
 

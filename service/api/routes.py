@@ -340,6 +340,10 @@ class Games(MethodView):
     def post(self, data: dict[str, Any]) -> Response:
         """Create a game; the answer holds each seat's secret token (shown only here).
 
+        `null` in `players` leaves a seat open: the game then waits (`status` `waiting`,
+        nothing dealt) until players take the open seats with the answer's `join_code`
+        (POST /v1/join). The answer always holds the `host_token`.
+
         `deals` (an arranged deal) is refused with 403 `ARRANGED_DEALS_FORBIDDEN` where the
         server forbids them."""
         settings = current_app.extensions["settings"]
@@ -349,6 +353,13 @@ class Games(MethodView):
                           "create the game without deals", code="ARRANGED_DEALS_FORBIDDEN",
                           errors=[{"field": "deals", "message": "arranged deals are not "
                                                                 "accepted on this server"}])
+        if data["deals"] and settings.arranged_deals == "closed_only" and None in data[
+                "players"]:
+            raise Problem(403, "Forbidden", "this server accepts arranged deals only in games "
+                          "without an open seat: name every player, or leave out the deals",
+                          code="ARRANGED_DEALS_FORBIDDEN",
+                          errors=[{"field": "deals", "message": "not accepted with an open "
+                                                                "seat on this server"}])
         security.check_create_limit()
         try:
             answer = _referee().create(data["variant"], data["players"], data["rules"],

@@ -20,6 +20,9 @@ from service.rules.moves import MOVE_TYPES
 from service.rules.ruleset import Knob, rules_errors
 from service.rules.variants import KNOBS, VARIANTS
 
+LOBBY_CODES = ("SEAT_TAKEN", "UNKNOWN_JOIN_CODE", "GAME_STARTED", "GAME_NOT_FINISHED",
+               "REMATCH_CLAIMED")
+"""The ``code``s of the lobby's refusals (service.referee.lobby)."""
 MAX_PLAYERS = 6
 MAX_DEALS = 50
 MAX_NAME = 40
@@ -173,12 +176,14 @@ def _knobs_spec() -> dict[str, Any]:
 class GameCreateSchema(StrictSchema):
     variant = fields.String(required=True, validate=validate.Length(min=1, max=40),
                             metadata={"example": "basic"})
-    players = fields.List(fields.String(validate=[
+    players = fields.List(fields.String(allow_none=True, validate=[
         validate.Length(min=1, max=MAX_NAME),
         validate.Regexp(NAME_PATTERN, error="a name needs a visible character and no "
                                             "control characters")]),
                           required=True, validate=validate.Length(min=2, max=MAX_PLAYERS),
-                          metadata={"example": ["Ana", "Bo"]})
+                          metadata={"example": ["Ana", "Bo"], "description": (
+                              "the players' names, seat by seat; `null` for an open seat, "
+                              "taken with POST /v1/join and the answer's `join_code`")})
     rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
     dealer = fields.Integer(load_default=None, allow_none=True, strict=True,
                             validate=validate.Range(min=0, max=MAX_PLAYERS - 1),
@@ -238,7 +243,10 @@ class CutInWindowSchema(ma.Schema):
 
 class SeatSummarySchema(ma.Schema):
     seat = fields.Integer(required=True)
-    name = fields.String(required=True)
+    name = fields.String(required=True, allow_none=True, metadata={
+        "description": "null for an open seat"})
+    open = fields.Boolean(required=True, metadata={
+        "description": "the seat waits for a player (POST /v1/join)"})
     hand_count = fields.Integer(required=True)
     opened = fields.Boolean(required=True, metadata={
         "description": "has melded (opened, R51-OPEN) this hand"})
@@ -271,8 +279,12 @@ class PublicViewSchema(ma.Schema):
     game_id = fields.String(required=True)
     variant = fields.String(required=True)
     rules = fields.Dict(required=True)
-    status = fields.String(required=True, validate=validate.OneOf(["playing", "finished"]))
-    hand_number = fields.Integer(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(
+        ["waiting", "playing", "finished", "aborted"]), metadata={
+        "description": "`waiting`: a seat is open, nothing is dealt; `aborted`: cancelled "
+                       "by its host, no winner"})
+    hand_number = fields.Integer(required=True, metadata={
+        "description": "0 while the game waits for its players"})
     dealer = fields.Integer(required=True)
     turn = fields.Nested(TurnSchema, allow_none=True, required=True)
     discard_only = fields.Boolean(required=True, metadata={
@@ -292,6 +304,8 @@ class PublicViewSchema(ma.Schema):
     deal_commitment = fields.String(allow_none=True, required=True, metadata={
         "description": "SHA-256 over a secret seed and this hand's deal, revealed in the "
                        "log (deal_revealed) when the hand ends"})
+    rematch = fields.String(allow_none=True, metadata={
+        "description": "the game id of the next match (POST …/rematch), once made"})
 
 
 class SeatViewSchema(PublicViewSchema):
@@ -311,7 +325,16 @@ class SeatTokenSchema(ma.Schema):
 
 class GameCreatedSchema(ma.Schema):
     game_id = fields.String(required=True)
-    seats = fields.List(fields.Nested(SeatTokenSchema), required=True)
+    host_token = fields.String(required=True, metadata={
+        "description": "secret bearer token of the host: cancels the game (DELETE) and "
+                       "opens seats while it waits; sees no hand, makes no move. Shown "
+                       "only once"})
+    join_code = fields.String(metadata={
+        "description": "only with an open seat: the code players join with (POST "
+                       "/v1/join), to read aloud or type; any case, `-` and blanks "
+                       "ignored", "example": "K7QP-M2XD"})
+    seats = fields.List(fields.Nested(SeatTokenSchema), required=True, metadata={
+        "description": "the named seats and their tokens (an open seat has none yet)"})
     game = fields.Nested(PublicViewSchema, required=True)
 
 
@@ -505,10 +528,10 @@ class ProblemSchema(ma.Schema):
     status = fields.Integer(required=True)
     detail = fields.String(required=True)
     code = fields.String(metadata={"description": "stable machine-readable code",
-                                   "enum": [c.value for c in Code] + ["MALFORMED_REQUEST",
-                                                                    "ARRANGED_DEALS_FORBIDDEN",
-                                                                    "SHEET_FINISHED",
-                                                                    "SHEET_FULL", "NO_HAND"]})
+                                   "enum": [c.value for c in Code] + [
+                                       "MALFORMED_REQUEST", "ARRANGED_DEALS_FORBIDDEN",
+                                       "SHEET_FINISHED", "SHEET_FULL", "NO_HAND",
+                                       *LOBBY_CODES]})
     rule = fields.String(metadata={"description": "id of the rule that forbids the move "
                                                   "(docs/rules.md)"})
     errors = fields.List(fields.Nested(FieldErrorSchema),
@@ -586,8 +609,11 @@ class EventsQuerySchema(ma.Schema):
 
 class LogEntrySchema(ma.Schema):
     version = fields.Integer(required=True)
-    seat = fields.Integer(required=True)
-    move = fields.Dict(required=True)
+    seat = fields.Integer(required=True, allow_none=True, metadata={
+        "description": "the seat that moved (null: the host)"})
+    move = fields.Dict(required=True, allow_none=True, metadata={
+        "description": "null for a change of seats (a seat taken or opened, a token "
+                       "rotated, a rematch, the game cancelled), told by its events"})
     events = fields.List(fields.Nested(EventSchema), required=True)
 
 
@@ -684,3 +710,35 @@ class VerifySchema(ma.Schema):
         "description": "moves of the hand still being played (its deal is not revealed "
                        "yet)"})
     problems = fields.List(fields.String(), required=True)
+
+
+# ---------------------------------------------------------------------------------------
+# The lobby: open seats, joining, the host, tokens, rematches
+
+
+class JoinSchema(StrictSchema):
+    code = fields.String(required=True, validate=validate.Length(min=1, max=40), metadata={
+        "description": "the game's join code; any case, `-` and blanks ignored",
+        "example": "K7QP-M2XD"})
+    name = fields.String(required=True, validate=[
+        validate.Length(min=1, max=MAX_NAME),
+        validate.Regexp(NAME_PATTERN, error="a name needs a visible character and no "
+                                            "control characters")],
+                         metadata={"example": "Bo"})
+    seat = fields.Integer(load_default=None, allow_none=True, strict=True,
+                          validate=validate.Range(min=0, max=MAX_PLAYERS - 1),
+                          metadata={"description": "the open seat to take (default: the "
+                                                   "lowest open one)"})
+
+
+class SeatGrantSchema(ma.Schema):
+    game_id = fields.String(required=True)
+    seat = fields.Integer(required=True)
+    token = fields.String(required=True, metadata={
+        "description": "secret bearer token of this seat; shown only once"})
+
+
+class JoinedSchema(SeatGrantSchema):
+    game = fields.Nested(SeatViewSchema, required=True, metadata={
+        "description": "the seat's view: `waiting` while a seat is still open, else the "
+                       "game as dealt"})

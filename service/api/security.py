@@ -144,13 +144,15 @@ class RateLimiter:
     games, counted in the store's Redis."""
 
     def __init__(self, store: GameStore, limits: Sequence[str],
-                 create_limits: Sequence[str], verify_limits: Sequence[str] = ()) -> None:
+                 create_limits: Sequence[str], verify_limits: Sequence[str] = (),
+                 join_limits: Sequence[str] = ()) -> None:
         self.store = store
         self.limits = tuple(Limit.parse(text) for text in limits)
         self.amounts = tuple(limit.amount for limit in self.limits)
         """The most hits each limit's window allows, in the order of ``limits``."""
         self.create_limits = tuple(Limit.parse(text) for text in create_limits)
         self.verify_limits = tuple(Limit.parse(text) for text in verify_limits)
+        self.join_limits = tuple(Limit.parse(text) for text in join_limits)
         self._blocked: dict[str, tuple[float, Limit]] = {}
         """Caller → (monotonic end of its window, the limit it went over), this worker."""
         self._callers: dict[tuple[str, str], Caller] = {}
@@ -320,6 +322,18 @@ class RateLimiter:
                                      "later"), {"limit": limit.text}),
                           headers={"Retry-After": _seconds(count.millis_left)})
 
+    def check_join(self) -> None:
+        """``RUMMY_JOIN_RATE_LIMITS``: attempts to join a game by its code per client
+        address (429 beyond; the code is not looked at)."""
+        over = self._per_address("join", self.join_limits)
+        if over is not None:
+            count, limit = over
+            raise Problem(429, "Too Many Requests",
+                          Message(N_("at most {limit} attempts to join a game per client "
+                                     "address; retry after Retry-After seconds"),
+                                  {"limit": limit.text}),
+                          headers={"Retry-After": _seconds(count.millis_left)})
+
     def check_replay(self) -> None:
         """``RUMMY_VERIFY_RATE_LIMITS``: replays of a game's log per client address (429
         beyond; nothing is replayed)."""
@@ -369,10 +383,10 @@ class GameMeter:
 def install(app: Flask, settings: Settings, store: GameStore) -> RateLimiter | None:
     """Rate limits on ``app`` (None when every limit is off)."""
     if not (settings.rate_limits or settings.create_rate_limits
-            or settings.verify_rate_limits):
+            or settings.verify_rate_limits or settings.join_rate_limits):
         return None
     limiter = RateLimiter(store, settings.rate_limits, settings.create_rate_limits,
-                          settings.verify_rate_limits)
+                          settings.verify_rate_limits, settings.join_rate_limits)
     app.extensions["rate_limiter"] = limiter
     app.before_request(limiter.before_request)
     app.after_request(limiter.after_request)
@@ -390,6 +404,13 @@ def check_create_limit() -> None:
     limiter: RateLimiter | None = current_app.extensions.get("rate_limiter")
     if limiter is not None:
         limiter.check_create()
+
+
+def check_join_limit() -> None:
+    """``RUMMY_JOIN_RATE_LIMITS``: joins per client address (429 beyond)."""
+    limiter: RateLimiter | None = current_app.extensions.get("rate_limiter")
+    if limiter is not None:
+        limiter.check_join()
 
 
 def replay_guard() -> Callable[[], None] | None:

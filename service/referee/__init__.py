@@ -8,6 +8,8 @@
 - :mod:`.held`: :class:`HeldStates`, the states a worker keeps decoded between moves;
 - :mod:`.meter`: :class:`Meter`, the rate-limit counters a use case counts in its store
   round trip, and :data:`UNMETERED`.
+- :mod:`.lobby`: :class:`~.lobby.LobbyReferee`, the referee with open seats, join codes,
+  host tokens, token rotation and rematches (imported from there, not re-exported here).
 """
 
 from .errors import (

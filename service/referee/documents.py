@@ -3,7 +3,9 @@
 A game's document is JSON: ``{"state": <GameState.to_compact()>, "tokens": [<sha256 of each
 seat's token>]}`` (``GameState.from_dict`` also reads the plain ``to_dict()`` form that
 games stored by earlier versions hold). Only the tokens' hashes are stored: a seat's token
-is checked against its hash (:func:`holds`), in constant time.
+is checked against its hash (:func:`holds`), in constant time. A lobby's game
+(:mod:`.lobby`) has open seats (``null`` for their hashes) and more beside the two (its host
+token's hash, a rematch): :func:`extras`, which every move keeps as they are.
 
 :func:`encode` and :func:`decode` write and read documents, move answers, log records and
 verification reports: with orjson when it is installed, else with the json module, which
@@ -65,5 +67,12 @@ def token_hash(token: str) -> str:
 
 def holds(doc: Mapping[str, Any], seat: int, token: str) -> bool:
     """Whether ``token`` is the token of ``seat`` in a game's document (constant time)."""
-    hashes: list[str] = doc["tokens"]
-    return seat < len(hashes) and hmac.compare_digest(hashes[seat], token_hash(token))
+    hashes: list[str | None] = doc["tokens"]
+    stored = hashes[seat] if seat < len(hashes) else None  # None: an open seat (lobby)
+    return stored is not None and hmac.compare_digest(stored, token_hash(token))
+
+
+def extras(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """What a game's document holds beside its state and seat tokens (the host token's
+    hash, a rematch: :mod:`.lobby`), kept as it is by every move."""
+    return {key: value for key, value in doc.items() if key not in ("state", "tokens")}

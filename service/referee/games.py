@@ -40,6 +40,7 @@ from service.store import (
 from .documents import decode as _decode
 from .documents import document, holds, token_hash
 from .documents import encode as _encode
+from .documents import extras as _extras
 from .errors import Contention, Forbidden, KeyReused, StaleVersion, Unauthorized, UnknownGame
 from .held import HeldStates
 from .meter import UNMETERED, Meter
@@ -116,7 +117,7 @@ class Referee:
     def _hold(self, game_id: str, version: int, doc: Mapping[str, Any]) -> GameState:
         """The state of a stored document at ``version``, held for the game's next move."""
         state = GameState.from_dict(doc["state"])
-        self.held.put(game_id, version, doc["tokens"], state)
+        self.held.put(game_id, version, doc["tokens"], state, _extras(doc))
         return state
 
     def public(self, game_id: str) -> Answer:
@@ -219,7 +220,9 @@ class Referee:
             records = self.store.log(game_id, 0, loaded.version)
         except GameNotFound:
             raise UnknownGame(game_id) from None
-        report = verify_log(state, [json.loads(raw) for _, raw in records]).as_dict()
+        moves = [entry for entry in map(json.loads, (raw for _, raw in records))
+                 if entry["move"] is not None]  # not the lobby's entries (service.referee.lobby)
+        report = verify_log(state, moves).as_dict()
         report["game_id"] = game_id
         report["version"] = loaded.version
         with contextlib.suppress(StoreError):  # a report that cannot be kept is still given
@@ -254,7 +257,7 @@ class Referee:
         for _attempt in range(MAX_ATTEMPTS):
             if candidate is not None and if_match in (None, candidate[0]):
                 fresh = False
-                version, tokens, state = candidate
+                version, tokens, state, extras = candidate
             else:
                 fresh = True
                 held = self.held.get(game_id)
@@ -263,11 +266,12 @@ class Referee:
                 pending = UNMETERED
                 version = loaded.version
                 if loaded.state is None and held is not None:  # still at the version held
-                    tokens, state = held[1], held[2]
+                    tokens, state, extras = held[1], held[2], held[3]
                 else:
                     assert loaded.state is not None
                     doc = _decode(loaded.state)
                     tokens, state = doc["tokens"], self._hold(game_id, version, doc)
+                    extras = _extras(doc)
             candidate = None
             try:
                 seat = self._authenticate(game_id, {"tokens": tokens}, token)
@@ -295,7 +299,7 @@ class Referee:
                     "events": [redact_event(e, seat) for e in events
                                if e["type"] not in LOG_ONLY_EVENTS]}
             response = _encode(body)
-            new_doc = {"state": new_state.to_compact(), "tokens": tokens}
+            new_doc = {**extras, "state": new_state.to_compact(), "tokens": tokens}
             log_record = _encode({"version": version + 1, "seat": seat,
                                   "move": move_to_dict(move), "events": events})
             idem = ((scope, fingerprint, answers.pack(response, new_state.variant))
@@ -312,7 +316,7 @@ class Referee:
                 if conflict.state is not None:
                     doc = _decode(conflict.state)
                     candidate = (conflict.current, doc["tokens"],
-                                 self._hold(game_id, conflict.current, doc))
+                                 self._hold(game_id, conflict.current, doc), _extras(doc))
                 continue
             except IdempotentReplay as replay:
                 return self._replay(replay.record.fingerprint, replay.record.response,
@@ -320,7 +324,7 @@ class Referee:
             except GameNotFound:
                 self.held.drop(game_id)
                 raise UnknownGame(game_id) from None
-            self.held.put(game_id, version + 1, tokens, new_state)
+            self.held.put(game_id, version + 1, tokens, new_state, extras)
             return Answer(body, version + 1, raw=response)
         raise Contention(f"game {game_id!r} is busy; retry")
 

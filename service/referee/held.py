@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from service.rules import GameState
 
@@ -24,16 +25,18 @@ class HeldStates:
 
     def __init__(self, size: int = HELD_STATES) -> None:
         self._size = size
-        self._items: dict[str, tuple[int, list[str], GameState]] = {}
+        self._items: dict[str, tuple[int, list[str], GameState, dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
-    def get(self, game_id: str) -> tuple[int, list[str], GameState] | None:
+    def get(self, game_id: str) -> tuple[int, list[str], GameState, dict[str, Any]] | None:
+        """(version, seat token hashes, state, the document's other parts)."""
         return self._items.get(game_id)
 
-    def put(self, game_id: str, version: int, tokens: list[str], state: GameState) -> None:
+    def put(self, game_id: str, version: int, tokens: list[str], state: GameState,
+            extras: dict[str, Any] | None = None) -> None:
         with self._lock:
             self._items.pop(game_id, None)
-            self._items[game_id] = (version, tokens, state)
+            self._items[game_id] = (version, tokens, state, extras or {})
             if len(self._items) > self._size:
                 del self._items[next(iter(self._items))]
 

@@ -77,7 +77,9 @@ class Code(StrEnum):
     """Stable machine-readable refusal codes (API.md)."""
 
     GAME_FINISHED = "GAME_FINISHED"
-    """The match is over."""
+    """The match is over (or was cancelled by its host)."""
+    GAME_NOT_STARTED = "GAME_NOT_STARTED"
+    """The game waits for a player in every seat (an open seat): nothing is dealt yet."""
     NOT_YOUR_TURN = "NOT_YOUR_TURN"
     """Another seat is to play."""
     WRONG_PHASE = "WRONG_PHASE"

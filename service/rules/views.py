@@ -33,7 +33,7 @@ def public_view(state: GameState, game_id: str, version: int) -> dict[str, Any]:
         "stock_count": len(state.stock),
         "discard_top": state.discard[-1] if state.discard else None,
         "discard_count": len(state.discard),
-        "seats": [{"seat": i, "name": name, "hand_count": len(state.hands[i]),
+        "seats": [{"seat": i, "name": name, "open": False, "hand_count": len(state.hands[i]),
                    "opened": state.melded[i], "total": state.totals[i],
                    "out_of_match": state.out_of_match[i]}
                   for i, name in enumerate(state.players)],

@@ -9,6 +9,7 @@ to one Redis Cluster slot and a Lua script may touch them together.
 ``{ns}:{{game_id}}:idem``      LIST  the scopes with a record, newest first (bounds them)
 ``{ns}:{{game_id}}:cache:<name>``  STRING  a value worked out from the game at one
                               version (``<version>:<value>``), expiring with the game
+``{ns}:alias:<name>``          STRING  the game id a name (a join code) stands for
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_NAMESPACE", "GameKeys", "game_keys", "validate_game_id"]
+__all__ = ["DEFAULT_NAMESPACE", "GameKeys", "alias_key", "game_keys", "validate_game_id"]
 
 DEFAULT_NAMESPACE = "rummy"
 _GLOB_SPECIAL = frozenset("*?[]\\")
 _CACHE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+_ALIAS = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def validate_game_id(game_id: str) -> None:
@@ -78,3 +80,10 @@ def game_keys(game_id: str, namespace: str = DEFAULT_NAMESPACE) -> GameKeys:
     if not namespace or "{" in namespace or "}" in namespace:
         raise ValueError(f"namespace must be non-empty and free of braces: {namespace!r}")
     return GameKeys(f"{namespace}:{{{game_id}}}")
+
+
+def alias_key(name: str, namespace: str = DEFAULT_NAMESPACE) -> str:
+    """The key of an alias: a name (letters, digits, ``_``, ``-``) standing for a game id."""
+    if not isinstance(name, str) or not _ALIAS.match(name):
+        raise ValueError(f"an alias is 1 to 64 letters, digits, '_' or '-': {name!r}")
+    return f"{namespace}:alias:{name}"

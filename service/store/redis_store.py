@@ -25,7 +25,7 @@ from .errors import (
     StoreFull,
     StoreUnavailable,
 )
-from .keys import DEFAULT_NAMESPACE, GameKeys, game_keys
+from .keys import DEFAULT_NAMESPACE, GameKeys, alias_key, game_keys, validate_game_id
 from .records import (
     Cached,
     IdempotencyRecord,
@@ -294,6 +294,21 @@ class GameStore:
                 conflict_state=conflict_state,
                 counted=counted,
             )
+
+    def alias(self, name: str, game_id: str) -> bool:
+        """Let ``name`` stand for ``game_id`` (for the store's ``ttl_seconds``) unless it
+        stands for a game already: returns whether it was set (one ``SET NX``)."""
+        validate_game_id(game_id)
+        key = alias_key(name, self._namespace)
+        with _translated(f"alias {name!r}"):
+            return bool(self._client.set(key, game_id.encode(), nx=True, ex=self._ttl))
+
+    def resolve(self, name: str) -> str | None:
+        """The game id ``name`` stands for (:meth:`alias`), None if none."""
+        key = alias_key(name, self._namespace)
+        with _translated(f"resolve {name!r}"):
+            value: Any = self._client.get(key)
+        return None if value is None else bytes(value).decode()
 
     def idempotency(self, game_id: str, scope: str) -> IdempotencyRecord | None:
         """The idempotency record of a scope, None if there is none (or it has expired)."""

@@ -1,0 +1,518 @@
+"""Seats for remote players: open seats, join codes, the host token, token rotation and
+rematches (API.md "Seats for remote players (lobby)").
+
+:class:`LobbyReferee` is the :class:`~.games.Referee` with these use cases. A
+game created with an open seat (``None`` in ``players``) is *waiting*: its stored
+document holds its setup and tokens but no engine state, ``{"lobby": {variant, rules,
+players, dealer, deals}, "tokens": [<hash> | None], "host": <hash>}``. Every change to a
+waiting game (a seat taken, a seat opened) is committed like a move, with one
+compare-and-set on the game's version (the store's commit script), so two people taking
+the last seat at once cannot both get it: the second commit finds the version moved on,
+reads the game again and finds the seat taken. When the last seat is taken the game is
+dealt (the engine's ``new_game``; a ``dealt`` event in the log) and plays on as any other.
+
+Every change of a game's tokens (a join, a reopened seat, a rotated token, a rematch
+claimed) moves its version on and is logged (``"move": null``): a worker holding the
+game's previous state and tokens (:class:`~.held.HeldStates`) commits against
+that version and so learns of the change before it accepts a token that is no longer
+valid.
+
+Host tokens are ``<game_id>.host.<secret>``, seat tokens ``<game_id>.<seat>.<secret>``;
+only their SHA-256 hashes are stored. A rematch's seat tokens are made with the rematch
+and kept in the finished game's document until each seat takes its own (once); a rematch
+has no host token.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from service.rules import GameState, new_game
+from service.rules.views import public_view, seat_view
+from service.store import GameExists, GameNotFound, VersionConflict
+
+from .documents import encode as _encode
+from .documents import token_hash as _token_hash
+from .errors import Contention, Forbidden, RefereeError, Unauthorized, UnknownGame
+from .games import MAX_ATTEMPTS, Answer, Referee, new_game_id
+from .meter import Meter
+
+CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+"""The join codes' letters: digits and capitals without 0, O, 1 and I (read aloud or
+typed without mixing them up); 32 letters, 5 bits each."""
+CODE_LENGTH = 8
+"""Letters of a join code: 40 bits of entropy, written ``K7QP-M2XD``."""
+HOST = "host"
+"""The middle part of a host token (a seat token has the seat's number there)."""
+ALIAS_PREFIX = "join-"
+"""What the store's alias of a join code starts with."""
+
+
+class LobbyError(RefereeError):
+    """A lobby request refused: ``status``, a stable ``code`` and what is wrong."""
+
+    status = 409
+    code = "CONFLICT"
+
+    def __init__(self, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.extra = extra
+
+
+class NoSuchCode(LobbyError):
+    status = 404
+    code = "UNKNOWN_JOIN_CODE"
+
+
+class SeatTaken(LobbyError):
+    status = 409
+    code = "SEAT_TAKEN"
+
+
+class GameStarted(LobbyError):
+    """Only a waiting game allows it (reopening a seat)."""
+
+    status = 409
+    code = "GAME_STARTED"
+
+
+class GameNotFinished(LobbyError):
+    status = 409
+    code = "GAME_NOT_FINISHED"
+
+
+class AlreadyOver(LobbyError):
+    """Cancelling a game that is finished or cancelled already."""
+
+    status = 409
+    code = "GAME_FINISHED"
+
+
+class RematchClaimed(LobbyError):
+    status = 409
+    code = "REMATCH_CLAIMED"
+
+
+class BadSeat(LobbyError):
+    """A seat index the game does not have (400, naming the field)."""
+
+    status = 400
+    code = "MALFORMED_REQUEST"
+
+
+class NotStarted(RefereeError):
+    """A move or a seat's legal moves in a waiting game (422 ``GAME_NOT_STARTED``)."""
+
+    def __init__(self, doc: Mapping[str, Any]) -> None:
+        super().__init__("the game has not started: it waits for a player in every seat")
+        self.doc = doc
+
+
+def new_join_code() -> str:
+    """A fresh join code, ``XXXX-XXXX`` (:data:`CODE_ALPHABET`, ``secrets``)."""
+    letters = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+    return f"{letters[:4]}-{letters[4:]}"
+
+
+def normal_code(text: str) -> str | None:
+    """A join code as typed (any case, ``-`` and blanks anywhere) in its stored form, or
+    None when it cannot be one."""
+    letters = "".join(c for c in text.upper() if c != "-" and not c.isspace())
+    if len(letters) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in letters):
+        return None
+    return letters
+
+
+def _is_waiting(doc: Mapping[str, Any]) -> bool:
+    return "lobby" in doc
+
+
+def _seat_token(game_id: str, seat: int) -> str:
+    return f"{game_id}.{seat}.{secrets.token_urlsafe(24)}"
+
+
+def _first_dealer(doc: Mapping[str, Any], state: GameState) -> int:
+    if "first_dealer" in doc:
+        return int(doc["first_dealer"])
+    return (state.dealer - (state.hand_number - 1)) % state.players_count
+
+
+def waiting_view(doc: Mapping[str, Any], game_id: str, version: int) -> dict[str, Any]:
+    """The public view of a waiting (or cancelled before it started) game: nothing dealt."""
+    setup = doc["lobby"]
+    players: list[str | None] = setup["players"]
+    return {
+        "game_id": game_id, "variant": setup["variant"], "rules": setup["rules"],
+        "status": "aborted" if doc.get("aborted") else "waiting",
+        "hand_number": 0, "dealer": setup["dealer"], "turn": None, "discard_only": False,
+        "version": version, "stock_count": 0, "discard_top": None, "discard_count": 0,
+        "seats": [{"seat": i, "name": name, "open": name is None, "hand_count": 0,
+                   "opened": False, "total": 0, "out_of_match": False}
+                  for i, name in enumerate(players)],
+        "melds": [], "hands_played": [], "winners": None,
+        "arranged": bool(setup["deals"]), "deal_commitment": None, "rematch": None,
+    }
+
+
+def _waiting_seat_view(doc: Mapping[str, Any], game_id: str, version: int,
+                       seat: int) -> dict[str, Any]:
+    view = waiting_view(doc, game_id, version)
+    view.update(seat=seat, hand=[], taken_discard=None)
+    return view
+
+
+def _decorated(view: dict[str, Any], doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A view of a dealt game with what only the document knows: each seat's ``open``
+    (never, once dealt) and the ``rematch``'s game id."""
+    for seat in view["seats"]:
+        seat.setdefault("open", False)
+    rematch = doc.get("rematch")
+    view["rematch"] = rematch["game_id"] if rematch else None
+    return view
+
+
+def _lobby_record(version: int, seat: int | None, events: list[dict[str, Any]]) -> bytes:
+    return _encode({"version": version, "seat": seat, "move": None, "events": events})
+
+
+class LobbyReferee(Referee):
+    """The referee with open seats, join codes, host tokens, rotation and rematches."""
+
+    # -- creating ------------------------------------------------------------------------
+
+    def create(self, variant: str, players: Sequence[str | None],
+               rules: Mapping[str, Any] | None, dealer: int | None,
+               deals: Sequence[Mapping[str, Any]] | None) -> Answer:
+        """Create a game; open seats (``None``) make it wait for its players. The answer
+        holds ``host_token``, the named seats' tokens and, with a seat open,
+        ``join_code``. Raises the engine's ``SetupError`` / ``RulesError``."""
+        names = [p if p is not None else f"seat {i}" for i, p in enumerate(players)]
+        state, _events = new_game(variant, names, rules, dealer, deals)  # checks it all
+        host = None
+        for _attempt in range(MAX_ATTEMPTS):
+            game_id = new_game_id()
+            host = f"{game_id}.{HOST}.{secrets.token_urlsafe(24)}"
+            tokens = [None if p is None else _seat_token(game_id, i)
+                      for i, p in enumerate(players)]
+            hashes = [None if t is None else _token_hash(t) for t in tokens]
+            doc: dict[str, Any]
+            if None in players:
+                doc = {"lobby": {"variant": state.variant, "rules": state.rules,
+                                 "players": list(players), "dealer": state.dealer,
+                                 "deals": [dict(d) for d in deals or []]},
+                       "tokens": hashes, "host": _token_hash(host),
+                       "first_dealer": state.dealer}
+            else:
+                doc = {"state": state.to_compact(), "tokens": hashes,
+                       "host": _token_hash(host), "first_dealer": state.dealer}
+            try:
+                self.store.create(game_id, _encode(doc))
+            except GameExists:
+                continue
+            break
+        else:
+            raise Contention("no free game id; retry")
+        assert host is not None
+        body: dict[str, Any] = {
+            "game_id": game_id, "host_token": host,
+            "seats": [{"seat": i, "name": name, "token": tokens[i]}
+                      for i, name in enumerate(players) if name is not None],
+        }
+        if None in players:
+            body["join_code"] = self._new_code(game_id)
+            body["game"] = waiting_view(doc, game_id, 0)
+        else:
+            body["game"] = _decorated(public_view(state, game_id, 0), doc)
+        return Answer(body, 0)
+
+    def _new_code(self, game_id: str) -> str:
+        for _attempt in range(MAX_ATTEMPTS):
+            code = new_join_code()
+            if self.store.alias(ALIAS_PREFIX + code.replace("-", ""), game_id):
+                return code
+        raise Contention("no free join code; retry")
+
+    # -- reading (a waiting game has no engine state) ------------------------------------
+
+    def _hold(self, game_id: str, version: int, doc: Mapping[str, Any]) -> GameState:
+        if _is_waiting(doc):
+            raise NotStarted(doc)
+        return super()._hold(game_id, version, doc)
+
+    def public(self, game_id: str) -> Answer:
+        loaded, doc = self._load(game_id)
+        if _is_waiting(doc):
+            return Answer(waiting_view(doc, game_id, loaded.version), loaded.version)
+        state = self._hold(game_id, loaded.version, doc)
+        return Answer(_decorated(public_view(state, game_id, loaded.version), doc),
+                      loaded.version)
+
+    def seat(self, game_id: str, token: str | None, meter: Meter | None = None) -> Answer:
+        loaded, doc = self._load(game_id, meter=meter)
+        seat = self._authenticate(game_id, doc, token)
+        if _is_waiting(doc):
+            return Answer(_waiting_seat_view(doc, game_id, loaded.version, seat),
+                          loaded.version)
+        state = self._hold(game_id, loaded.version, doc)
+        return Answer(_decorated(seat_view(state, game_id, loaded.version, seat), doc),
+                      loaded.version)
+
+    def play(self, game_id: str, token: str | None, move: Any, **options: Any) -> Answer:
+        try:
+            return super().play(game_id, token, move, **options)
+        except NotStarted as waiting:
+            self._authenticate(game_id, waiting.doc, token)  # 401 / 403 before the 422
+            raise
+
+    def verify(self, game_id: str, before_replay: Any = None) -> dict[str, Any]:
+        loaded, doc = self._load(game_id)
+        if _is_waiting(doc):
+            return {"verified": True, "hands_verified": 0, "moves_replayed": 0,
+                    "moves_pending": 0, "problems": [], "game_id": game_id,
+                    "version": loaded.version}
+        return super().verify(game_id, before_replay)
+
+    # -- tokens ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _token_seat(token: str | None) -> tuple[str, int]:
+        parts = (token or "").split(".")
+        if len(parts) == 3 and parts[1] == HOST:
+            raise Forbidden("this is a host token: it manages the game and sees no hand; "
+                            "a seat's own token is needed here")
+        return Referee._token_seat(token)
+
+    def _host(self, game_id: str, doc: Mapping[str, Any], token: str | None) -> None:
+        """Check that ``token`` is the game's host token (401 / 403 otherwise)."""
+        if not token:
+            raise Unauthorized("the host token is required: Authorization: Bearer <host_token>")
+        parts = token.split(".")
+        if len(parts) != 3:
+            raise Unauthorized("malformed host token")
+        if parts[1] != HOST:
+            raise Forbidden("this is a seat token: only the host token (from POST /v1/games) "
+                            "manages the game")
+        if parts[0] != game_id:
+            raise Forbidden("this host token belongs to another game") if self._hosts(
+                parts[0], token) else Unauthorized("unknown host token")
+        stored = doc.get("host")
+        if not isinstance(stored, str):
+            raise Forbidden("this game was created without a host token")
+        if not hmac.compare_digest(stored, _token_hash(token)):
+            raise Unauthorized("unknown host token")
+
+    def _hosts(self, game_id: str, token: str) -> bool:
+        try:
+            _, doc = self._load(game_id)
+        except UnknownGame:
+            return False
+        stored = doc.get("host")
+        return isinstance(stored, str) and hmac.compare_digest(stored, _token_hash(token))
+
+    def _commit(self, game_id: str, version: int, doc: Mapping[str, Any],
+                record: bytes) -> bool:
+        """Write ``doc`` as the game's next version: False when it moved on meanwhile."""
+        try:
+            self.store.commit(game_id, expected_version=version, state=_encode(doc),
+                              log_record=record)
+        except VersionConflict:
+            return False
+        except GameNotFound:
+            self.held.drop(game_id)
+            raise UnknownGame(game_id) from None
+        if not _is_waiting(doc):
+            self._hold(game_id, version + 1, doc)
+        return True
+
+    def rotate(self, game_id: str, token: str | None) -> Answer:
+        """Replace the token's seat's token: the answer holds the new one; the old one is
+        refused from then on (by every worker: the version moves on)."""
+        for _attempt in range(MAX_ATTEMPTS):
+            loaded, doc = self._load(game_id)
+            seat = self._authenticate(game_id, doc, token)
+            fresh = _seat_token(game_id, seat)
+            tokens = list(doc["tokens"])
+            tokens[seat] = _token_hash(fresh)
+            new_doc = {**doc, "tokens": tokens}
+            record = _lobby_record(loaded.version + 1, seat,
+                                   [{"type": "token_rotated", "seat": seat}])
+            if self._commit(game_id, loaded.version, new_doc, record):
+                return Answer({"game_id": game_id, "seat": seat, "token": fresh},
+                              loaded.version + 1)
+        raise Contention(f"game {game_id!r} is busy; retry")
+
+    # -- joining ----------------------------------------------------------------------------
+
+    def join(self, code: str, name: str, seat: int | None = None) -> Answer:
+        """Take a seat of the waiting game of join code ``code`` (the lowest open one when
+        ``seat`` is None); when it is the last open seat the game is dealt at once."""
+        letters = normal_code(code)
+        game_id = self.store.resolve(ALIAS_PREFIX + letters) if letters is not None else None
+        if game_id is None:
+            raise NoSuchCode("no game has this join code")
+        for _attempt in range(MAX_ATTEMPTS):
+            try:
+                loaded, doc = self._load(game_id)
+            except UnknownGame:
+                raise NoSuchCode("no game has this join code (any longer)") from None
+            if doc.get("aborted"):
+                raise SeatTaken("the game was cancelled by its host: no seat is open")
+            if not _is_waiting(doc):
+                status = GameState.from_dict(doc["state"]).status
+                raise SeatTaken("the game has started: no seat is open" if status == "playing"
+                                else f"the game is {status}: no seat is open")
+            players: list[str | None] = list(doc["lobby"]["players"])
+            if seat is not None and not 0 <= seat < len(players):
+                raise BadSeat(f"seat: this game has seats 0 to {len(players) - 1}",
+                              errors=[{"field": "seat", "message":
+                                       f"not a seat of this game (0 to {len(players) - 1})"}])
+            if seat is None:
+                open_seats = [i for i, p in enumerate(players) if p is None]
+                if not open_seats:
+                    raise SeatTaken("every seat of this game is taken", game_id=game_id)
+                taken = open_seats[0]
+            elif players[seat] is not None:
+                raise SeatTaken(f"seat {seat} is taken", game_id=game_id, seat=seat)
+            else:
+                taken = seat
+            token = _seat_token(game_id, taken)
+            players[taken] = name
+            tokens = list(doc["tokens"])
+            tokens[taken] = _token_hash(token)
+            version = loaded.version + 1
+            events: list[dict[str, Any]] = [{"type": "seat_taken", "seat": taken,
+                                             "name": name}]
+            state: GameState | None = None
+            if None in players:
+                new_doc: dict[str, Any] = {**doc, "lobby": {**doc["lobby"], "players": players},
+                                           "tokens": tokens}
+            else:
+                setup = doc["lobby"]
+                state, dealt = new_game(setup["variant"], [p for p in players if p is not None],
+                                        setup["rules"], setup["dealer"], setup["deals"] or None)
+                events.extend(dealt)
+                new_doc = {key: value for key, value in doc.items() if key != "lobby"}
+                new_doc.update(state=state.to_compact(), tokens=tokens)
+            if not self._commit(game_id, loaded.version, new_doc,
+                                _lobby_record(version, taken, events)):
+                continue  # someone else's change came first: look again
+            view = (_waiting_seat_view(new_doc, game_id, version, taken) if state is None
+                    else _decorated(seat_view(state, game_id, version, taken), new_doc))
+            return Answer({"game_id": game_id, "seat": taken, "token": token, "game": view},
+                          version)
+        raise Contention(f"game {game_id!r} is busy; retry")
+
+    # -- the host -------------------------------------------------------------------------
+
+    def cancel(self, game_id: str, token: str | None) -> Answer:
+        """The host cancels a game that has not finished: ``status`` ``"aborted"``, no
+        winner, every move refused."""
+        for _attempt in range(MAX_ATTEMPTS):
+            loaded, doc = self._load(game_id)
+            self._host(game_id, doc, token)
+            version = loaded.version + 1
+            record = _lobby_record(version, None, [{"type": "game_cancelled"}])
+            if _is_waiting(doc):
+                if doc.get("aborted"):
+                    raise AlreadyOver("the game is cancelled already")
+                new_doc = {**doc, "aborted": True}
+                if self._commit(game_id, loaded.version, new_doc, record):
+                    return Answer(waiting_view(new_doc, game_id, version), version)
+                continue
+            state = GameState.from_dict(doc["state"])
+            if state.status != "playing":
+                raise AlreadyOver(f"the game is {state.status} already")
+            state.status = "aborted"
+            state.winners = []
+            new_doc = {**doc, "state": state.to_compact()}
+            if self._commit(game_id, loaded.version, new_doc, record):
+                return Answer(_decorated(public_view(state, game_id, version), new_doc),
+                              version)
+        raise Contention(f"game {game_id!r} is busy; retry")
+
+    def reopen(self, game_id: str, seat: int, token: str | None) -> Answer:
+        """The host opens a seat of a waiting game again: its token stops working."""
+        for _attempt in range(MAX_ATTEMPTS):
+            loaded, doc = self._load(game_id)
+            self._host(game_id, doc, token)
+            if not _is_waiting(doc) or doc.get("aborted"):
+                raise GameStarted("a seat can be opened only while the game waits for its "
+                                  "players")
+            players: list[str | None] = list(doc["lobby"]["players"])
+            if not 0 <= seat < len(players):
+                raise BadSeat(
+                    f"seat: this game has seats 0 to {len(players) - 1}",
+                    errors=[{"field": "seat", "message": "not a seat of this game"}])
+            if players[seat] is None:
+                return Answer(waiting_view(doc, game_id, loaded.version), loaded.version)
+            players[seat] = None
+            tokens = list(doc["tokens"])
+            tokens[seat] = None
+            version = loaded.version + 1
+            new_doc = {**doc, "lobby": {**doc["lobby"], "players": players}, "tokens": tokens}
+            record = _lobby_record(version, None, [{"type": "seat_opened", "seat": seat}])
+            if self._commit(game_id, loaded.version, new_doc, record):
+                return Answer(waiting_view(new_doc, game_id, version), version)
+        raise Contention(f"game {game_id!r} is busy; retry")
+
+    # -- rematch ----------------------------------------------------------------------------
+
+    def rematch(self, game_id: str, token: str | None) -> Answer:
+        """The next match of a finished game, made once for every seat: same variant,
+        rules and names, the first dealer one seat to the left. Each seat that asks gets
+        its own token of it, once."""
+        for _attempt in range(MAX_ATTEMPTS):
+            loaded, doc = self._load(game_id)
+            seat = self._authenticate(game_id, doc, token)
+            status = ("aborted" if doc.get("aborted") else "waiting") if _is_waiting(doc) \
+                else GameState.from_dict(doc["state"]).status
+            if status != "finished":
+                raise GameNotFinished("a rematch follows a finished game; this one is "
+                                      f"{status}")
+            version = loaded.version + 1
+            rematch = doc.get("rematch")
+            if rematch is None:
+                state = GameState.from_dict(doc["state"])
+                new_id, tokens = self._create_rematch(doc, state)
+                mine = tokens[seat]
+                tokens[seat] = None
+                rematch = {"game_id": new_id, "tokens": tokens}
+                events = [{"type": "rematch", "game_id": new_id, "seat": seat}]
+            else:
+                tokens = list(rematch["tokens"])
+                mine = tokens[seat]
+                if mine is None:
+                    raise RematchClaimed("this seat has taken its rematch token already",
+                                         game_id=rematch["game_id"])
+                tokens[seat] = None
+                rematch = {**rematch, "tokens": tokens}
+                events = [{"type": "rematch_joined", "game_id": rematch["game_id"],
+                           "seat": seat}]
+            new_doc = {**doc, "rematch": rematch}
+            if self._commit(game_id, loaded.version, new_doc,
+                            _lobby_record(version, seat, events)):
+                return Answer({"game_id": rematch["game_id"], "seat": seat, "token": mine},
+                              version)
+        raise Contention(f"game {game_id!r} is busy; retry")
+
+    def _create_rematch(self, doc: Mapping[str, Any], old: GameState) -> tuple[str, list[Any]]:
+        n = old.players_count
+        dealer = (_first_dealer(doc, old) + 1) % n
+        state, _events = new_game(old.variant, old.players, old.rules, dealer, None)
+        for _attempt in range(MAX_ATTEMPTS):
+            new_id = new_game_id()
+            tokens = [_seat_token(new_id, i) for i in range(n)]
+            new_doc = {"state": state.to_compact(), "tokens": [_token_hash(t) for t in tokens],
+                       "first_dealer": dealer}  # no host: its seats play it out
+            try:
+                self.store.create(new_id, _encode(new_doc))
+            except GameExists:
+                continue
+            return new_id, list(tokens)
+        raise Contention("no free game id; retry")
+
+
+__all__ = ["LobbyReferee", "NotStarted", "new_join_code", "normal_code", "waiting_view"]

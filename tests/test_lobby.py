@@ -1,0 +1,524 @@
+"""The lobby over HTTP against real Redis (API.md "Seats for remote players (lobby)"):
+open seats and join codes, the host token, token rotation, rematches."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service.app import create_app
+from service.config import Settings
+from service.referee.lobby import CODE_ALPHABET, normal_code
+from tests.deals import arranged, auth
+from tests.hidden_cards import card_strings
+
+B_HANDS = [["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"],
+           ["KS", "KH", "5D", "6D", "7D", "AS", "2S", "8C", "9S", "JD"]]
+"""Seat 0 (dealer 1) takes the upcard 5C and goes out at once (tests/test_api.py)."""
+GOING_OUT = [{"type": "draw", "source": "discard"},
+             {"type": "meld", "melds": [{"cards": ["7H", "8H", "9H", "TH"]},
+                                        {"cards": ["QS", "QD", "QC"]},
+                                        {"cards": ["2C", "3C", "4C", "5C"]}]}]
+CODE = re.compile(f"^[{CODE_ALPHABET}]{{4}}-[{CODE_ALPHABET}]{{4}}$")
+
+
+def _settings(redis_url: str, **changes: Any) -> Settings:
+    values: dict[str, Any] = {"redis_url": redis_url, "rate_limits": (),
+                              "create_rate_limits": (), "verify_rate_limits": (),
+                              "join_rate_limits": ()}
+    values.update(changes)
+    return Settings(**values)
+
+
+def _create(client: FlaskClient, players: list[str | None], **body: Any) -> dict[str, Any]:
+    resp = client.post("/v1/games", json={"variant": "basic", "players": players, **body})
+    assert resp.status_code == 201, resp.get_json()
+    created: dict[str, Any] = resp.get_json()
+    return created
+
+
+def _join(client: FlaskClient, code: str, name: str, seat: int | None = None
+          ) -> tuple[int, dict[str, Any]]:
+    body: dict[str, Any] = {"code": code, "name": name}
+    if seat is not None:
+        body["seat"] = seat
+    resp = client.post("/v1/join", json=body)
+    return resp.status_code, resp.get_json()
+
+
+def _problem(resp: Any, status: int, code: str | None = None) -> dict[str, Any]:
+    assert resp.status_code == status, (resp.status_code, resp.get_json())
+    assert resp.mimetype == "application/problem+json"
+    body: dict[str, Any] = resp.get_json()
+    if code is not None:
+        assert body["code"] == code, body
+    return body
+
+
+def _version(client: FlaskClient, gid: str) -> int:
+    return int(client.get(f"/v1/games/{gid}").get_json()["version"])
+
+
+# -- open seats and joining ---------------------------------------------------------------
+
+
+def test_a_game_with_open_seats_waits_then_deals_when_the_last_seat_is_taken(
+        client: FlaskClient) -> None:
+    created = _create(client, ["Ana", None, None])
+    gid = created["game_id"]
+    assert CODE.match(created["join_code"]), created["join_code"]
+    assert created["host_token"].startswith(f"{gid}.host.")
+    assert [s["seat"] for s in created["seats"]] == [0]
+    ana = created["seats"][0]["token"]
+    for view in (created["game"], client.get(f"/v1/games/{gid}").get_json()):
+        assert view["status"] == "waiting" and view["deal_commitment"] is None
+        assert view["hand_number"] == 0 and view["stock_count"] == 0
+        assert [(s["seat"], s["name"], s["open"]) for s in view["seats"]] == [
+            (0, "Ana", False), (1, None, True), (2, None, True)]
+    mine = client.get(f"/v1/games/{gid}/me", headers=auth(ana)).get_json()
+    assert mine["hand"] == [] and mine["status"] == "waiting"
+    _problem(client.post(f"/v1/games/{gid}/moves", headers=auth(ana),
+                         json={"type": "draw", "source": "stock"}), 422, "GAME_NOT_STARTED")
+    _problem(client.get(f"/v1/games/{gid}/legal-moves", headers=auth(ana)), 422,
+             "GAME_NOT_STARTED")
+    _problem(client.post(f"/v1/games/{gid}/moves", headers=auth(f"{gid}.1.nope"),
+                         json={"type": "draw", "source": "stock"}), 401)
+
+    typed = " " + created["join_code"].lower().replace("-", " - ") + " "
+    status, cy = _join(client, typed, "Cy", seat=2)
+    assert status == 201, cy
+    assert (cy["game_id"], cy["seat"]) == (gid, 2)
+    assert cy["game"]["status"] == "waiting" and cy["game"]["hand"] == []
+    assert set(cy) == {"game_id", "seat", "token", "game"}
+
+    status, bo = _join(client, created["join_code"], "Bo")
+    assert status == 201, bo
+    assert bo["seat"] == 1
+    game = bo["game"]
+    assert game["status"] == "playing" and game["hand_number"] == 1
+    assert game["deal_commitment"] is not None
+    assert len(game["hand"]) == game["seats"][1]["hand_count"] > 0
+    assert [(s["name"], s["open"]) for s in game["seats"]] == [
+        ("Ana", False), ("Bo", False), ("Cy", False)]
+    entries = client.get(f"/v1/games/{gid}/events").get_json()["entries"]
+    assert [e["move"] for e in entries] == [None, None]
+    assert [e["type"] for e in entries[-1]["events"]] == ["seat_taken", "dealt"]
+    for token, seat in ((ana, 0), (bo["token"], 1), (cy["token"], 2)):
+        view = client.get(f"/v1/games/{gid}/me", headers=auth(token)).get_json()
+        assert view["seat"] == seat and view["status"] == "playing"
+    turn = game["turn"]["seat"]
+    mover = [ana, bo["token"], cy["token"]][turn]
+    resp = client.post(f"/v1/games/{gid}/moves", headers=auth(mover),
+                       json={"type": "draw", "source": "stock"})
+    assert resp.status_code == 200, resp.get_json()
+    report = client.get(f"/v1/games/{gid}/verify").get_json()
+    assert report["verified"] is True
+
+
+def test_a_game_with_every_seat_named_plays_as_before_with_a_host_token(
+        client: FlaskClient) -> None:
+    created = _create(client, ["Ana", "Bo"])
+    assert "join_code" not in created
+    assert [s["seat"] for s in created["seats"]] == [0, 1]
+    assert created["game"]["status"] == "playing"
+    assert [s["open"] for s in created["game"]["seats"]] == [False, False]
+    assert created["host_token"].startswith(created["game_id"] + ".host.")
+
+
+def test_join_refusals_are_problems_that_change_nothing(client: FlaskClient) -> None:
+    created = _create(client, ["Ana", None, None])
+    gid, code = created["game_id"], created["join_code"]
+    assert _join(client, code, "Bo", seat=1)[0] == 201
+    before = _version(client, gid)
+    wrong = "".join(CODE_ALPHABET[(CODE_ALPHABET.index(c) + 1) % 32] if c != "-" else c
+                    for c in code)
+    _problem(client.post("/v1/join", json={"code": wrong, "name": "Cy"}), 404,
+             "UNKNOWN_JOIN_CODE")
+    _problem(client.post("/v1/join", json={"code": "0OI1-xx", "name": "Cy"}), 404)
+    _problem(client.post("/v1/join", json={"code": code, "name": "Cy", "seat": 1}), 409,
+             "SEAT_TAKEN")
+    _problem(client.post("/v1/join", json={"code": code, "name": "Cy", "seat": 0}), 409,
+             "SEAT_TAKEN")
+    bad = _problem(client.post("/v1/join", json={"code": code, "name": "Cy", "seat": 4}), 400)
+    assert bad["errors"][0]["field"] == "seat"
+    _problem(client.post("/v1/join", json={"code": code, "name": "Cy", "seat": 9}), 400)
+    _problem(client.post("/v1/join", json={"code": code, "name": "Cy", "seat": -1}), 400)
+    for body in ({"code": code}, {"code": code, "name": ""}, {"code": code, "name": "  "},
+                 {"code": code, "name": "x" * 10_000}, {"code": code, "name": "a\nb"},
+                 {"code": code, "name": None}, {"name": "Cy"}, {"code": 5, "name": "Cy"},
+                 {"code": code, "name": "Cy", "seat": "2"},
+                 {"code": code, "name": "Cy", "extra": 1}, [code]):
+        body_problem = _problem(client.post("/v1/join", json=body), 400)
+        assert body_problem["errors"], body
+    assert _version(client, gid) == before
+    assert _join(client, code, "Cy")[0] == 201  # the last seat: dealt
+    after = _version(client, gid)
+    _problem(client.post("/v1/join", json={"code": code, "name": "Di"}), 409, "SEAT_TAKEN")
+    assert _version(client, gid) == after
+
+
+def test_open_seats_are_players_or_null_and_names_are_checked(client: FlaskClient) -> None:
+    resp = client.post("/v1/games", json={"variant": "basic", "players": ["Ana", ""]})
+    _problem(resp, 400)
+    created = _create(client, [None, None])
+    assert created["seats"] == [] and CODE.match(created["join_code"])
+
+
+@pytest.mark.parametrize("text,normal", [
+    ("k7qp-m2xd", "K7QPM2XD"), (" K7QP M2XD ", "K7QPM2XD"), ("K-7-Q-P-M-2-X-D", "K7QPM2XD"),
+    ("K7QP-M2X0", None), ("K7QP-M2X", None), ("K7QP-M2XDD", None), ("", None)])
+def test_join_codes_ignore_case_dashes_and_blanks(text: str, normal: str | None) -> None:
+    assert normal_code(text) == normal
+
+
+def _racers(redis_url: str, count: int) -> list[Flask]:
+    return [create_app(_settings(redis_url)) for _ in range(count)]
+
+
+def test_two_people_joining_the_last_seat_at_once_exactly_one_gets_it(redis_url: str) -> None:
+    """Threads on several app instances (each its own Redis connections, as workers are)
+    join the same last open seat together, round after round: exactly one gets it."""
+    apps = _racers(redis_url, 3)
+    clients = [a.test_client() for a in apps]
+    for round_ in range(40):
+        created = _create(clients[0], ["Ana", None])
+        gid, code = created["game_id"], created["join_code"]
+        racers = 6
+        barrier = threading.Barrier(racers)
+        results: list[tuple[int, dict[str, Any]]] = []
+        lock = threading.Lock()
+
+        def join(i: int, code: str = code, barrier: threading.Barrier = barrier,
+                 results: list[tuple[int, dict[str, Any]]] = results) -> None:
+            client = apps[i % len(apps)].test_client()
+            barrier.wait()
+            got = _join(client, code, f"P{i}")
+            with lock:
+                results.append(got)
+
+        threads = [threading.Thread(target=join, args=(i,)) for i in range(racers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        won = [body for status, body in results if status == 201]
+        assert len(won) == 1, (round_, results)
+        assert sorted(status for status, _ in results) == [201] + [409] * (racers - 1)
+        assert all(body["code"] == "SEAT_TAKEN" for status, body in results if status == 409)
+        view = clients[round_ % 3].get(f"/v1/games/{gid}").get_json()
+        assert view["status"] == "playing"
+        assert view["seats"][1]["name"] == won[0]["game"]["seats"][1]["name"]
+        winner = clients[1].get(f"/v1/games/{gid}/me", headers=auth(won[0]["token"]))
+        assert winner.status_code == 200 and winner.get_json()["seat"] == 1
+
+
+def test_racing_for_two_open_seats_fills_each_once(redis_url: str) -> None:
+    apps = _racers(redis_url, 2)
+    for _round in range(15):
+        created = _create(apps[0].test_client(), ["Ana", None, None])
+        barrier = threading.Barrier(5)
+        results: list[tuple[int, dict[str, Any]]] = []
+
+        def join(i: int, code: str = created["join_code"], barrier: threading.Barrier = barrier,
+                 results: list[tuple[int, dict[str, Any]]] = results) -> None:
+            client = apps[i % 2].test_client()
+            barrier.wait()
+            results.append(_join(client, code, f"P{i}"))
+
+        threads = [threading.Thread(target=join, args=(i,)) for i in range(5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        seats = sorted(body["seat"] for status, body in results if status == 201)
+        assert seats == [1, 2], results
+        assert sum(status == 409 for status, _ in results) == 3
+
+
+def test_joins_are_rate_limited_per_address(redis_url: str) -> None:
+    client = create_app(_settings(redis_url, join_rate_limits=("3/hour",))).test_client()
+    created = _create(client, ["Ana", None, None, None])
+    assert _join(client, "ZZZZ-ZZZZ", "Bo")[0] == 404
+    assert _join(client, created["join_code"], "Bo")[0] == 201
+    assert _join(client, created["join_code"], "Cy")[0] == 201
+    resp = client.post("/v1/join", json={"code": created["join_code"], "name": "Di"})
+    body = _problem(resp, 429)
+    assert "join" in body["detail"] and int(resp.headers["Retry-After"]) > 0
+    other = client.get(f"/v1/games/{created['game_id']}").get_json()
+    assert [s["open"] for s in other["seats"]] == [False, False, False, True]
+    elsewhere = create_app(_settings(redis_url, join_rate_limits=("3/hour",))).test_client()
+    _problem(elsewhere.post("/v1/join", json={"code": created["join_code"], "name": "Di"}),
+             429)  # counted in Redis: every worker sees the same count
+
+
+# -- arranged deals and hidden cards --------------------------------------------------------
+
+
+def test_arranged_deals_closed_only_refuses_them_with_an_open_seat(redis_url: str) -> None:
+    deal = {"variant": "basic", "dealer": 1, "deals": [arranged(B_HANDS, "5C")]}
+    strict = create_app(_settings(redis_url, arranged_deals="closed_only")).test_client()
+    resp = strict.post("/v1/games", json={**deal, "players": ["Ana", None]})
+    _problem(resp, 403, "ARRANGED_DEALS_FORBIDDEN")
+    assert strict.post("/v1/games", json={**deal, "players": ["Ana", "Bo"]}).status_code == 201
+    lenient = create_app(_settings(redis_url)).test_client()
+    created = lenient.post("/v1/games", json={**deal, "players": ["Ana", None]}).get_json()
+    assert created["game"]["arranged"] is True
+    status, joined = _join(lenient, created["join_code"], "Bo")
+    assert status == 201 and joined["game"]["arranged"] is True
+    assert sorted(joined["game"]["hand"]) == sorted(B_HANDS[1])
+
+
+def test_no_hidden_card_in_a_join_answer_or_a_waiting_view(client: FlaskClient) -> None:
+    created = _create(client, ["Ana", None, None], dealer=0)
+    gid, code = created["game_id"], created["join_code"]
+    ana = created["seats"][0]["token"]
+    assert card_strings(created) == []
+    status, first = _join(client, code, "Bo")
+    assert status == 201 and card_strings(first) == []
+    for view in (client.get(f"/v1/games/{gid}").get_json(),
+                 client.get(f"/v1/games/{gid}/me", headers=auth(ana)).get_json(),
+                 client.get(f"/v1/games/{gid}/events").get_json()):
+        assert card_strings(view) == [], view
+    status, last = _join(client, code, "Cy")
+    assert status == 201
+    game = last["game"]
+    shown = {k: v for k, v in game.items() if k not in ("hand", "discard_top")}
+    assert card_strings(shown) == []
+    assert len(game["hand"]) == game["seats"][2]["hand_count"]
+    mine = client.get(f"/v1/games/{gid}/me", headers=auth(last["token"])).get_json()
+    assert sorted(mine["hand"]) == sorted(game["hand"])
+    others = [client.get(f"/v1/games/{gid}/me", headers=auth(t)).get_json()["hand"]
+              for t in (ana, first["token"])]
+    assert not set(game["hand"]) & (set(others[0]) | set(others[1]))
+    public_log = client.get(f"/v1/games/{gid}/events").get_json()
+    assert card_strings({k: v for k, v in public_log.items()}) == [
+        c for e in public_log["entries"] for ev in e["events"]
+        for c in ([ev["upcard"]] if ev.get("upcard") else [])]
+    seat_log = client.get(f"/v1/games/{gid}/events", headers=auth(last["token"])).get_json()
+    dealt = [ev for e in seat_log["entries"] for ev in e["events"] if ev["type"] == "dealt"]
+    assert sorted(dealt[0]["hand"]) == sorted(game["hand"])
+
+
+# -- the host token ------------------------------------------------------------------------
+
+
+def _seat_calls(gid: str) -> list[tuple[str, str, dict[str, Any] | None]]:
+    return [("get", f"/v1/games/{gid}/me", None),
+            ("post", f"/v1/games/{gid}/moves", {"type": "draw", "source": "stock"}),
+            ("post", f"/v1/games/{gid}/moves?dry_run=true", {"type": "draw", "source": "stock"}),
+            ("get", f"/v1/games/{gid}/legal-moves", None),
+            ("post", f"/v1/games/{gid}/me/token", None),
+            ("post", f"/v1/games/{gid}/rematch", None)]
+
+
+@pytest.mark.parametrize("players", [["Ana", "Bo"], ["Ana", None]])
+def test_the_host_token_is_refused_by_every_seat_endpoint(
+        client: FlaskClient, players: list[str | None]) -> None:
+    created = _create(client, players)
+    gid, host = created["game_id"], created["host_token"]
+    seat = created["seats"][0]["token"]
+    before = _version(client, gid)
+    for method, path, body in _seat_calls(gid):
+        call: Callable[..., Any] = getattr(client, method)
+        resp = call(path, headers=auth(host), json=body)
+        problem = _problem(resp, 403)
+        assert "host token" in problem["detail"], (path, problem)
+        _problem(call(path, json=body), 401)
+    events = client.get(f"/v1/games/{gid}/events", headers=auth(host))
+    assert events.status_code in (401, 403)
+    for method, path in (("delete", f"/v1/games/{gid}"),
+                         ("post", f"/v1/games/{gid}/seats/1/open")):
+        call = getattr(client, method)
+        assert "seat token" in _problem(call(path, headers=auth(seat)), 403)["detail"]
+        _problem(call(path), 401)
+        _problem(call(path, headers=auth(f"{gid}.host.forged")), 401)
+        _problem(call(path, headers=auth("garbage")), 401)
+    other = _create(client, ["Cy", None])
+    _problem(client.delete(f"/v1/games/{gid}", headers=auth(other["host_token"])), 403)
+    _problem(client.delete("/v1/games/nosuchgame", headers=auth(host)), 404)
+    assert _version(client, gid) == before
+
+
+def test_the_host_cancels_a_waiting_game(client: FlaskClient) -> None:
+    created = _create(client, ["Ana", None])
+    gid, host = created["game_id"], created["host_token"]
+    resp = client.delete(f"/v1/games/{gid}", headers=auth(host))
+    assert resp.status_code == 200 and resp.get_json()["status"] == "aborted"
+    assert client.get(f"/v1/games/{gid}").get_json()["status"] == "aborted"
+    _problem(client.delete(f"/v1/games/{gid}", headers=auth(host)), 409, "GAME_FINISHED")
+    _problem(client.post("/v1/join", json={"code": created["join_code"], "name": "Bo"}), 409,
+             "SEAT_TAKEN")
+    _problem(client.post(f"/v1/games/{gid}/seats/0/open", headers=auth(host)), 409,
+             "GAME_STARTED")
+
+
+def test_the_host_cancels_a_game_in_play_and_moves_are_refused(client: FlaskClient) -> None:
+    created = _create(client, ["Ana", "Bo"], dealer=1, deals=[arranged(B_HANDS, "5C")])
+    gid, host = created["game_id"], created["host_token"]
+    ana = created["seats"][0]["token"]
+    resp = client.delete(f"/v1/games/{gid}", headers=auth(host))
+    view = resp.get_json()
+    assert resp.status_code == 200, view
+    assert view["status"] == "aborted" and view["winners"] is None and view["turn"] is None
+    _problem(client.post(f"/v1/games/{gid}/moves", headers=auth(ana), json=GOING_OUT[0]), 422,
+             "GAME_FINISHED")
+    _problem(client.delete(f"/v1/games/{gid}", headers=auth(host)), 409, "GAME_FINISHED")
+    _problem(client.post(f"/v1/games/{gid}/rematch", headers=auth(ana)), 409,
+             "GAME_NOT_FINISHED")
+
+
+def test_a_finished_game_cannot_be_cancelled(client: FlaskClient) -> None:
+    gid, tokens, host = _finished(client)
+    before = _version(client, gid)
+    _problem(client.delete(f"/v1/games/{gid}", headers=auth(host)), 409, "GAME_FINISHED")
+    assert client.get(f"/v1/games/{gid}").get_json()["status"] == "finished"
+    assert _version(client, gid) == before
+
+
+def test_the_host_reopens_a_seat_while_the_game_waits(client: FlaskClient) -> None:
+    created = _create(client, ["Ana", None, None])
+    gid, host, code = created["game_id"], created["host_token"], created["join_code"]
+    status, bo = _join(client, code, "Bo")
+    assert status == 201
+    resp = client.post(f"/v1/games/{gid}/seats/1/open", headers=auth(host))
+    assert resp.status_code == 200, resp.get_json()
+    assert resp.get_json()["seats"][1] == {**resp.get_json()["seats"][1], "name": None,
+                                           "open": True}
+    _problem(client.get(f"/v1/games/{gid}/me", headers=auth(bo["token"])), 401)
+    _problem(client.post(f"/v1/games/{gid}/seats/7/open", headers=auth(host)), 400)
+    status, again = _join(client, code, "Bea", seat=1)
+    assert status == 201 and again["seat"] == 1
+    assert _join(client, code, "Cy")[0] == 201  # dealt
+    _problem(client.post(f"/v1/games/{gid}/seats/1/open", headers=auth(host)), 409,
+             "GAME_STARTED")
+    assert client.get(f"/v1/games/{gid}/me", headers=auth(again["token"])).status_code == 200
+
+
+# -- token rotation ------------------------------------------------------------------------
+
+
+def test_a_rotated_token_is_refused_by_every_worker(redis_url: str) -> None:
+    one, two = (create_app(_settings(redis_url)).test_client() for _ in range(2))
+    created = _create(one, ["Ana", "Bo"], dealer=1, deals=[arranged(B_HANDS, "5C")])
+    gid = created["game_id"]
+    old = created["seats"][0]["token"]
+    for client in (one, two):  # both workers hold the game and its tokens
+        assert client.get(f"/v1/games/{gid}/me", headers=auth(old)).status_code == 200
+    resp = one.post(f"/v1/games/{gid}/me/token", headers=auth(old))
+    assert resp.status_code == 200, resp.get_json()
+    new = resp.get_json()["token"]
+    assert resp.get_json()["seat"] == 0 and new != old and new.startswith(f"{gid}.0.")
+    for client in (two, one):
+        _problem(client.post(f"/v1/games/{gid}/moves", headers=auth(old), json=GOING_OUT[0]),
+                 401)
+        _problem(client.post(f"/v1/games/{gid}/moves?dry_run=true", headers=auth(old),
+                             json=GOING_OUT[0]), 401)
+        _problem(client.get(f"/v1/games/{gid}/me", headers=auth(old)), 401)
+        _problem(client.get(f"/v1/games/{gid}/legal-moves", headers=auth(old)), 401)
+        _problem(client.post(f"/v1/games/{gid}/me/token", headers=auth(old)), 401)
+    resp = two.post(f"/v1/games/{gid}/moves", headers=auth(new), json=GOING_OUT[0])
+    assert resp.status_code == 200, resp.get_json()
+    resp = one.post(f"/v1/games/{gid}/moves", headers=auth(new), json=GOING_OUT[1])
+    assert resp.status_code == 200, resp.get_json()
+    assert one.get(f"/v1/games/{gid}/verify").get_json()["verified"] is True
+
+
+def test_a_token_of_a_waiting_game_can_be_rotated(client: FlaskClient) -> None:
+    created = _create(client, ["Ana", None])
+    gid, old = created["game_id"], created["seats"][0]["token"]
+    new = client.post(f"/v1/games/{gid}/me/token", headers=auth(old)).get_json()["token"]
+    _problem(client.get(f"/v1/games/{gid}/me", headers=auth(old)), 401)
+    assert client.get(f"/v1/games/{gid}/me", headers=auth(new)).status_code == 200
+    assert _join(client, created["join_code"], "Bo")[0] == 201
+    assert client.get(f"/v1/games/{gid}/me", headers=auth(new)).get_json()["status"] == \
+        "playing"
+
+
+# -- rematch -------------------------------------------------------------------------------
+
+
+def _finished(client: FlaskClient) -> tuple[str, list[str], str]:
+    created = _create(client, ["Ana", "Bo"], dealer=1, deals=[arranged(B_HANDS, "5C")],
+                      rules={"match_end": {"deals": 1}})
+    gid = created["game_id"]
+    tokens = [s["token"] for s in created["seats"]]
+    for move in GOING_OUT:
+        resp = client.post(f"/v1/games/{gid}/moves", headers=auth(tokens[0]), json=move)
+        assert resp.status_code == 200, resp.get_json()
+    assert client.get(f"/v1/games/{gid}").get_json()["status"] == "finished"
+    return gid, tokens, created["host_token"]
+
+
+def test_a_rematch_is_one_new_game_with_each_seat_its_own_token(client: FlaskClient) -> None:
+    gid, tokens, host = _finished(client)
+    assert client.get(f"/v1/games/{gid}").get_json()["rematch"] is None
+    _problem(client.post(f"/v1/games/{gid}/rematch", headers=auth(host)), 403)
+    first = client.post(f"/v1/games/{gid}/rematch", headers=auth(tokens[1]))
+    assert first.status_code == 201, first.get_json()
+    one = first.get_json()
+    assert set(one) == {"game_id", "seat", "token"} and one["seat"] == 1
+    new_id = one["game_id"]
+    assert new_id != gid and one["token"].startswith(f"{new_id}.1.")
+    second = client.post(f"/v1/games/{gid}/rematch", headers=auth(tokens[0])).get_json()
+    assert second["game_id"] == new_id and second["seat"] == 0
+    assert second["token"].startswith(f"{new_id}.0.")
+    _problem(client.post(f"/v1/games/{gid}/rematch", headers=auth(tokens[0])), 409,
+             "REMATCH_CLAIMED")
+    assert client.get(f"/v1/games/{gid}").get_json()["rematch"] == new_id
+    assert client.get(f"/v1/games/{gid}/me", headers=auth(tokens[0])).get_json()[
+        "rematch"] == new_id
+    new = client.get(f"/v1/games/{new_id}").get_json()
+    assert new["status"] == "playing" and new["arranged"] is False
+    assert [s["name"] for s in new["seats"]] == ["Ana", "Bo"]
+    assert new["rules"] == client.get(f"/v1/games/{gid}").get_json()["rules"]
+    assert new["dealer"] == 0  # the first dealer was seat 1: one seat to the left
+    for seat, token in ((0, second["token"]), (1, one["token"])):
+        assert client.get(f"/v1/games/{new_id}/me", headers=auth(token)).get_json()[
+            "seat"] == seat
+    # a rematch has no host: its seats play it out (or resign)
+    _problem(client.delete(f"/v1/games/{new_id}", headers=auth(host)), 403)
+
+
+def test_a_rematch_of_an_unfinished_game_is_refused(client: FlaskClient) -> None:
+    created = _create(client, ["Ana", "Bo"])
+    gid, ana = created["game_id"], created["seats"][0]["token"]
+    before = _version(client, gid)
+    _problem(client.post(f"/v1/games/{gid}/rematch", headers=auth(ana)), 409,
+             "GAME_NOT_FINISHED")
+    waiting = _create(client, ["Ana", None])
+    _problem(client.post(f"/v1/games/{waiting['game_id']}/rematch",
+                         headers=auth(waiting["seats"][0]["token"])), 409, "GAME_NOT_FINISHED")
+    assert _version(client, gid) == before
+    assert client.get(f"/v1/games/{gid}").get_json()["rematch"] is None
+
+
+def test_seats_racing_for_a_rematch_share_one_new_game(redis_url: str) -> None:
+    apps = _racers(redis_url, 2)
+    for _round in range(8):
+        gid, tokens, _host = _finished(apps[0].test_client())
+        barrier = threading.Barrier(2)
+        results: list[dict[str, Any]] = []
+
+        def ask(i: int, gid: str = gid, tokens: list[str] = tokens,
+                barrier: threading.Barrier = barrier,
+                results: list[dict[str, Any]] = results) -> None:
+            client = apps[i].test_client()
+            barrier.wait()
+            resp = client.post(f"/v1/games/{gid}/rematch", headers=auth(tokens[i]))
+            assert resp.status_code == 201, resp.get_json()
+            results.append(resp.get_json())
+
+        threads = [threading.Thread(target=ask, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(results) == 2
+        assert results[0]["game_id"] == results[1]["game_id"]
+        assert sorted(r["seat"] for r in results) == [0, 1]
