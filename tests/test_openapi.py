@@ -67,7 +67,8 @@ def generated(app: Flask) -> dict[str, Any]:
 def implemented(app: Flask, method: str, path: str) -> bool:
     adapter = app.url_map.bind("localhost")
     try:
-        adapter.match(path.replace("{game_id}", "g1"), method=method.upper())
+        adapter.match(path.replace("{game_id}", "g1").replace("{seat}", "1"),
+                      method=method.upper())
     except (NotFound, MethodNotAllowed):
         return False
     return True

@@ -304,8 +304,9 @@ class PublicViewSchema(ma.Schema):
     deal_commitment = fields.String(allow_none=True, required=True, metadata={
         "description": "SHA-256 over a secret seed and this hand's deal, revealed in the "
                        "log (deal_revealed) when the hand ends"})
-    rematch = fields.String(allow_none=True, metadata={
-        "description": "the game id of the next match (POST …/rematch), once made"})
+    rematch = fields.String(metadata={
+        "description": "the game id of the next match (POST …/rematch): only once it is "
+                       "made"})
 
 
 class SeatViewSchema(PublicViewSchema):

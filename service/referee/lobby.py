@@ -153,7 +153,7 @@ def waiting_view(doc: Mapping[str, Any], game_id: str, version: int) -> dict[str
                    "opened": False, "total": 0, "out_of_match": False}
                   for i, name in enumerate(players)],
         "melds": [], "hands_played": [], "winners": None,
-        "arranged": bool(setup["deals"]), "deal_commitment": None, "rematch": None,
+        "arranged": bool(setup["deals"]), "deal_commitment": None,
     }
 
 
@@ -166,11 +166,12 @@ def _waiting_seat_view(doc: Mapping[str, Any], game_id: str, version: int,
 
 def _decorated(view: dict[str, Any], doc: Mapping[str, Any]) -> dict[str, Any]:
     """A view of a dealt game with what only the document knows: each seat's ``open``
-    (never, once dealt) and the ``rematch``'s game id."""
+    (never, once dealt) and, once made, the ``rematch``'s game id."""
     for seat in view["seats"]:
         seat.setdefault("open", False)
     rematch = doc.get("rematch")
-    view["rematch"] = rematch["game_id"] if rematch else None
+    if rematch:
+        view["rematch"] = rematch["game_id"]
     return view
 
 
