@@ -103,3 +103,30 @@ def expected_dry_run(real: dict[str, Any], public: list[dict[str, Any]],
                 hand.remove(card)
     return {"game": {**real["game"], "hand": hand},
             "events": [{**e, "dry_run": True} for e in public]}
+
+
+def check_waiting_view(view: dict[str, Any]) -> None:
+    """A view of a game that waits for its players (an open seat) shows no card at all:
+    nothing is dealt, no deal is committed, every hand is empty."""
+    assert view["status"] in ("waiting", "aborted"), view["status"]
+    assert card_strings(view) == [], "a waiting game's view shows a card"
+    assert view["deal_commitment"] is None and view["stock_count"] == 0
+    assert view.get("hand", []) == []
+    assert all(s["hand_count"] == 0 for s in view["seats"])
+
+
+def check_join_answer(answer: dict[str, Any], others: Sequence[Sequence[str]]) -> None:
+    """A join answer holds the joiner's own token and view only: no other seat's token,
+    and no card but its own hand and the discard's top (none while the game waits);
+    ``others`` are the other seats' hands, none of which it may show."""
+    assert set(answer) == {"game_id", "seat", "token", "game"}, sorted(answer)
+    assert answer["token"].startswith(f"{answer['game_id']}.{answer['seat']}.")
+    game = answer["game"]
+    if game["status"] == "waiting":
+        check_waiting_view(game)
+        return
+    rest = {k: v for k, v in game.items() if k not in ("hand", "discard_top", "melds")}
+    assert card_strings(rest) == [], "a join answer shows a hidden card"
+    assert len(game["hand"]) == game["seats"][answer["seat"]]["hand_count"]
+    hidden = {c for hand in others for c in hand}
+    assert not hidden & set(game["hand"]), "a join answer shows another seat's card"

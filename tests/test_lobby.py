@@ -9,14 +9,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from deals import arranged, auth
 from flask import Flask
 from flask.testing import FlaskClient
+from hidden_cards import card_strings, check_join_answer, check_waiting_view
 
 from service.app import create_app
 from service.config import Settings
 from service.referee.lobby import CODE_ALPHABET, normal_code
-from tests.deals import arranged, auth
-from tests.hidden_cards import card_strings
 
 B_HANDS = [["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"],
            ["KS", "KH", "5D", "6D", "7D", "AS", "2S", "8C", "9S", "JD"]]
@@ -192,15 +192,12 @@ def test_two_people_joining_the_last_seat_at_once_exactly_one_gets_it(redis_url:
         racers = 6
         barrier = threading.Barrier(racers)
         results: list[tuple[int, dict[str, Any]]] = []
-        lock = threading.Lock()
 
         def join(i: int, code: str = code, barrier: threading.Barrier = barrier,
                  results: list[tuple[int, dict[str, Any]]] = results) -> None:
             client = apps[i % len(apps)].test_client()
             barrier.wait()
-            got = _join(client, code, f"P{i}")
-            with lock:
-                results.append(got)
+            results.append(_join(client, code, f"P{i}"))  # list.append is atomic
 
         threads = [threading.Thread(target=join, args=(i,)) for i in range(racers)]
         for t in threads:
@@ -276,33 +273,37 @@ def test_arranged_deals_closed_only_refuses_them_with_an_open_seat(redis_url: st
 
 def test_no_hidden_card_in_a_join_answer_or_a_waiting_view(client: FlaskClient) -> None:
     created = _create(client, ["Ana", None, None], dealer=0)
-    gid, code = created["game_id"], created["join_code"]
+    gid, code, host = created["game_id"], created["join_code"], created["host_token"]
     ana = created["seats"][0]["token"]
+    check_waiting_view(created["game"])
     assert card_strings(created) == []
     status, first = _join(client, code, "Bo")
-    assert status == 201 and card_strings(first) == []
+    assert status == 201
+    check_join_answer(first, [])
     for view in (client.get(f"/v1/games/{gid}").get_json(),
                  client.get(f"/v1/games/{gid}/me", headers=auth(ana)).get_json(),
-                 client.get(f"/v1/games/{gid}/events").get_json()):
-        assert card_strings(view) == [], view
+                 client.get(f"/v1/games/{gid}/me", headers=auth(first["token"])).get_json(),
+                 client.post(f"/v1/games/{gid}/seats/1/open", headers=auth(host)).get_json()):
+        check_waiting_view(view)
+    assert card_strings(client.get(f"/v1/games/{gid}/events").get_json()) == []
+    status, first = _join(client, code, "Bo")
+    assert status == 201
     status, last = _join(client, code, "Cy")
     assert status == 201
-    game = last["game"]
-    shown = {k: v for k, v in game.items() if k not in ("hand", "discard_top")}
-    assert card_strings(shown) == []
-    assert len(game["hand"]) == game["seats"][2]["hand_count"]
-    mine = client.get(f"/v1/games/{gid}/me", headers=auth(last["token"])).get_json()
-    assert sorted(mine["hand"]) == sorted(game["hand"])
     others = [client.get(f"/v1/games/{gid}/me", headers=auth(t)).get_json()["hand"]
               for t in (ana, first["token"])]
-    assert not set(game["hand"]) & (set(others[0]) | set(others[1]))
+    check_join_answer(last, others)
+    mine = client.get(f"/v1/games/{gid}/me", headers=auth(last["token"])).get_json()
+    assert sorted(mine["hand"]) == sorted(last["game"]["hand"])
     public_log = client.get(f"/v1/games/{gid}/events").get_json()
-    assert card_strings({k: v for k, v in public_log.items()}) == [
-        c for e in public_log["entries"] for ev in e["events"]
-        for c in ([ev["upcard"]] if ev.get("upcard") else [])]
+    upcards = [ev["upcard"] for e in public_log["entries"] for ev in e["events"]
+               if ev.get("upcard")]
+    assert card_strings(public_log) == upcards
     seat_log = client.get(f"/v1/games/{gid}/events", headers=auth(last["token"])).get_json()
     dealt = [ev for e in seat_log["entries"] for ev in e["events"] if ev["type"] == "dealt"]
-    assert sorted(dealt[0]["hand"]) == sorted(game["hand"])
+    assert sorted(dealt[0]["hand"]) == sorted(last["game"]["hand"])
+    cancelled = client.delete(f"/v1/games/{gid}", headers=auth(host)).get_json()
+    assert card_strings({k: v for k, v in cancelled.items() if k != "discard_top"}) == []
 
 
 # -- the host token ------------------------------------------------------------------------
@@ -374,7 +375,7 @@ def test_the_host_cancels_a_game_in_play_and_moves_are_refused(client: FlaskClie
 
 
 def test_a_finished_game_cannot_be_cancelled(client: FlaskClient) -> None:
-    gid, tokens, host = _finished(client)
+    gid, _tokens, host = _finished(client)
     before = _version(client, gid)
     _problem(client.delete(f"/v1/games/{gid}", headers=auth(host)), 409, "GAME_FINISHED")
     assert client.get(f"/v1/games/{gid}").get_json()["status"] == "finished"
