@@ -269,7 +269,8 @@ def _serve_with(
 
 def verify_game(game_id: str) -> int:
     """``rummy-referee verify GAME_ID``: print the verification report as JSON."""
-    from service.referee import Referee, RefereeError
+    from service.referee import RefereeError
+    from service.referee.lobby import LobbyReferee
     from service.store import GameStore, StoreError, make_store_client
 
     try:
@@ -287,7 +288,7 @@ def verify_game(game_id: str) -> int:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     try:
-        report = Referee(GameStore(client)).verify(game_id)
+        report = LobbyReferee(GameStore(client)).verify(game_id)
     except (RefereeError, StoreError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2

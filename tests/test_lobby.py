@@ -87,6 +87,8 @@ def test_a_game_with_open_seats_waits_then_deals_when_the_last_seat_is_taken(
                          json={"type": "draw", "source": "stock"}), 422, "GAME_NOT_STARTED")
     _problem(client.get(f"/v1/games/{gid}/legal-moves", headers=auth(ana)), 422,
              "GAME_NOT_STARTED")
+    report = client.get(f"/v1/games/{gid}/verify").get_json()
+    assert report["verified"] is True and report["moves_replayed"] == 0
     _problem(client.post(f"/v1/games/{gid}/moves", headers=auth(f"{gid}.1.nope"),
                          json={"type": "draw", "source": "stock"}), 401)
 
@@ -352,6 +354,10 @@ def test_the_host_cancels_a_waiting_game(client: FlaskClient) -> None:
     resp = client.delete(f"/v1/games/{gid}", headers=auth(host))
     assert resp.status_code == 200 and resp.get_json()["status"] == "aborted"
     assert client.get(f"/v1/games/{gid}").get_json()["status"] == "aborted"
+    ana = created["seats"][0]["token"]
+    _problem(client.post(f"/v1/games/{gid}/moves", headers=auth(ana),
+                         json={"type": "draw", "source": "stock"}), 422, "GAME_FINISHED")
+    assert client.get(f"/v1/games/{gid}/verify").get_json()["verified"] is True
     _problem(client.delete(f"/v1/games/{gid}", headers=auth(host)), 409, "GAME_FINISHED")
     _problem(client.post("/v1/join", json={"code": created["join_code"], "name": "Bo"}), 409,
              "SEAT_TAKEN")

@@ -20,7 +20,6 @@ from service.api.routes import (
     _view_answer,
 )
 from service.referee.lobby import LobbyError, LobbyReferee, NotStarted
-from service.rules import Code
 
 blp = ApiBlueprint("lobby", __name__, url_prefix="/v1",
                    description="Open seats, join codes, the host token, token rotation and "
@@ -119,8 +118,7 @@ def register(app: Flask) -> None:
                        code=error.code, **error.extra).response()
 
     def not_started(error: NotStarted) -> Response:
-        return Problem(422, "Illegal move", str(error),
-                       code=Code.GAME_NOT_STARTED.value).response()
+        return Problem(422, "Illegal move", str(error), code=error.code.value).response()
 
     app.register_error_handler(LobbyError, lobby_error)
     app.register_error_handler(NotStarted, not_started)

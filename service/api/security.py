@@ -14,8 +14,9 @@ What is counted when:
   forged or malformed one (a new one on each request, say) never earns an allowance of its
   own. The address is counted in one round trip before the request is served.
 - A seat token is verified, without asking Redis, against the game it names as this worker
-  holds it (the seat tokens' hashes a game stores never change), and once verified it is
-  remembered (:data:`_MAX_VERIFIED` seats per worker). A worker's first request of a seat
+  holds it, and once verified it is remembered (:data:`_MAX_VERIFIED` seats per worker).
+  This verification only decides what the request counts against: a token replaced since
+  (``POST …/me/token``) is still refused by the game itself. A worker's first request of a seat
   whose game it does not hold yet therefore counts against the address; the ones after it
   count against the seat, from any address.
 - A verified seat's requests on its own game (moves, its view, its legal moves) are counted

@@ -215,7 +215,7 @@ class Referee:
         if before_replay is not None:
             before_replay()
         loaded, doc = self._load(game_id)
-        state = GameState.from_dict(doc["state"])
+        state = self._hold(game_id, loaded.version, doc)
         try:
             records = self.store.log(game_id, 0, loaded.version)
         except GameNotFound:

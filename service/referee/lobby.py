@@ -30,14 +30,15 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from service.rules import GameState, new_game
+from service.rules import Code, GameState, new_game
 from service.rules.views import public_view, seat_view
 from service.store import GameExists, GameNotFound, VersionConflict
 
+from . import games as _games
 from .documents import encode as _encode
 from .documents import token_hash as _token_hash
 from .errors import Contention, Forbidden, RefereeError, Unauthorized, UnknownGame
-from .games import MAX_ATTEMPTS, Answer, Referee, new_game_id
+from .games import MAX_ATTEMPTS, Answer, Referee
 from .meter import Meter
 
 CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
@@ -104,10 +105,17 @@ class BadSeat(LobbyError):
 
 
 class NotStarted(RefereeError):
-    """A move or a seat's legal moves in a waiting game (422 ``GAME_NOT_STARTED``)."""
+    """A move or a seat's legal moves in a waiting game (422 ``GAME_NOT_STARTED``; one
+    cancelled before it started: ``GAME_FINISHED``)."""
 
     def __init__(self, doc: Mapping[str, Any]) -> None:
-        super().__init__("the game has not started: it waits for a player in every seat")
+        if doc.get("aborted"):
+            super().__init__("the game was cancelled by its host before it started")
+            self.code = Code.GAME_FINISHED
+        else:
+            super().__init__("the game has not started: it waits for a player in every "
+                             "seat")
+            self.code = Code.GAME_NOT_STARTED
         self.doc = doc
 
 
@@ -194,7 +202,7 @@ class LobbyReferee(Referee):
         state, _events = new_game(variant, names, rules, dealer, deals)  # checks it all
         host = None
         for _attempt in range(MAX_ATTEMPTS):
-            game_id = new_game_id()
+            game_id = _games.new_game_id()
             host = f"{game_id}.{HOST}.{secrets.token_urlsafe(24)}"
             tokens = [None if p is None else _seat_token(game_id, i)
                       for i, p in enumerate(players)]
@@ -269,12 +277,12 @@ class LobbyReferee(Referee):
             raise
 
     def verify(self, game_id: str, before_replay: Any = None) -> dict[str, Any]:
-        loaded, doc = self._load(game_id)
-        if _is_waiting(doc):
+        try:
+            return super().verify(game_id, before_replay)
+        except NotStarted:  # nothing dealt, no move made: nothing to replay yet
             return {"verified": True, "hands_verified": 0, "moves_replayed": 0,
                     "moves_pending": 0, "problems": [], "game_id": game_id,
-                    "version": loaded.version}
-        return super().verify(game_id, before_replay)
+                    "version": self._fetch(game_id).version}
 
     # -- tokens ---------------------------------------------------------------------------
 
@@ -504,7 +512,7 @@ class LobbyReferee(Referee):
         dealer = (_first_dealer(doc, old) + 1) % n
         state, _events = new_game(old.variant, old.players, old.rules, dealer, None)
         for _attempt in range(MAX_ATTEMPTS):
-            new_id = new_game_id()
+            new_id = _games.new_game_id()
             tokens = [_seat_token(new_id, i) for i in range(n)]
             new_doc = {"state": state.to_compact(), "tokens": [_token_hash(t) for t in tokens],
                        "first_dealer": dealer}  # no host: its seats play it out
