@@ -410,8 +410,14 @@ def test_the_host_reopens_a_seat_while_the_game_waits(client: FlaskClient) -> No
 # -- token rotation ------------------------------------------------------------------------
 
 
-def test_a_rotated_token_is_refused_by_every_worker(redis_url: str) -> None:
-    one, two = (create_app(_settings(redis_url)).test_client() for _ in range(2))
+@pytest.mark.parametrize("limits", [(), ("1000/minute",)])
+def test_a_rotated_token_is_refused_by_every_worker(redis_url: str,
+                                                    limits: tuple[str, ...]) -> None:
+    """Two app instances (workers) both hold the game and have verified the seat's token
+    (with rate limits on, the limiter remembers it as verified too); rotated on one, the
+    old token is refused by both."""
+    one, two = (create_app(_settings(redis_url, rate_limits=limits)).test_client()
+                for _ in range(2))
     created = _create(one, ["Ana", "Bo"], dealer=1, deals=[arranged(B_HANDS, "5C")])
     gid = created["game_id"]
     old = created["seats"][0]["token"]
