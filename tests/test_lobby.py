@@ -273,6 +273,41 @@ def test_arranged_deals_closed_only_refuses_them_with_an_open_seat(redis_url: st
     assert sorted(joined["game"]["hand"]) == sorted(B_HANDS[1])
 
 
+def test_a_joiner_is_told_of_an_arranged_deal_before_joining(redis_url: str) -> None:
+    """GET /v1/join/{code}: the waiting game as a person sees it before taking a seat."""
+    client = create_app(_settings(redis_url)).test_client()
+    deal = {"variant": "basic", "dealer": 1, "deals": [arranged(B_HANDS, "5C")]}
+    created = client.post("/v1/games", json={**deal, "players": ["Ana", None]}).get_json()
+    gid, code = created["game_id"], created["join_code"]
+    typed = code.lower().replace("-", " ")
+    resp = client.get(f"/v1/join/{typed}")
+    assert resp.status_code == 200, resp.get_json()
+    preview = resp.get_json()
+    assert preview["game_id"] == gid and preview["game"]["arranged"] is True
+    assert preview["game"]["status"] == "waiting"
+    assert [(s["name"], s["open"]) for s in preview["game"]["seats"]] == [("Ana", False),
+                                                                         (None, True)]
+    check_waiting_view(preview["game"])
+    assert "token" not in resp.get_data(as_text=True)
+    assert _version(client, gid) == preview["game"]["version"]  # looking changes nothing
+    plain = _create(client, ["Ana", None])
+    assert client.get(f"/v1/join/{plain['join_code']}").get_json()["game"]["arranged"] is False
+    _problem(client.get("/v1/join/ZZZZ-ZZZZ"), 404)
+    assert _join(client, code, "Bo")[0] == 201
+    _problem(client.get(f"/v1/join/{code}"), 409, "SEAT_TAKEN")  # the game has started
+
+
+def test_looking_up_join_codes_counts_as_joining(redis_url: str) -> None:
+    client = create_app(_settings(redis_url, join_rate_limits=("2/hour",))).test_client()
+    created = _create(client, ["Ana", None])
+    assert client.get("/v1/join/ZZZZ-ZZZZ").status_code == 404
+    assert client.get(f"/v1/join/{created['join_code']}").status_code == 200
+    resp = client.get(f"/v1/join/{created['join_code']}")
+    _problem(resp, 429)
+    assert int(resp.headers["Retry-After"]) > 0
+    assert _join(client, created["join_code"], "Bo")[0] == 429
+
+
 def test_no_hidden_card_in_a_join_answer_or_a_waiting_view(client: FlaskClient) -> None:
     created = _create(client, ["Ana", None, None], dealer=0)
     gid, code, host = created["game_id"], created["join_code"], created["host_token"]

@@ -54,6 +54,23 @@ class Join(MethodView):
         return resp
 
 
+@blp.route("/join/<code>")
+class JoinPreview(MethodView):
+    @blp.response(200, schemas.JoinPreviewSchema)
+    @_problems(404, 409, 429)
+    def get(self, code: str) -> Response:
+        """What a join code leads to, before joining: the waiting game's public view.
+
+        It says the variant, the rules, who sits where and which seats are open, and
+        `arranged: true` when the game was created with an arranged deal (its creator may
+        then know every card). No token, no hand. A wrong code is `404`; a game that has
+        started, ended or been cancelled `409` `SEAT_TAKEN`. Counted with joins against
+        `RUMMY_JOIN_RATE_LIMITS` (429): looking codes up is guessing them too."""
+        security.check_join_limit()
+        answer = _lobby().preview(code)
+        return _json(answer.body, version=answer.version)
+
+
 @blp.route("/games/<game_id>")
 class GameHost(MethodView):
     @blp.doc(security=HOST_AUTH)

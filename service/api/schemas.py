@@ -732,6 +732,13 @@ class JoinSchema(StrictSchema):
                                                    "lowest open one)"})
 
 
+class JoinPreviewSchema(ma.Schema):
+    game_id = fields.String(required=True)
+    game = fields.Nested(PublicViewSchema, required=True, metadata={
+        "description": "the waiting game's public view: `arranged` says whether its deal "
+                       "was arranged by its creator"})
+
+
 class SeatGrantSchema(ma.Schema):
     game_id = fields.String(required=True)
     seat = fields.Integer(required=True)

@@ -32,7 +32,7 @@ from typing import Any
 
 from service.rules import Code, GameState, new_game
 from service.rules.views import public_view, seat_view
-from service.store import GameExists, GameNotFound, VersionConflict
+from service.store import GameExists, GameNotFound, Loaded, VersionConflict
 
 from . import games as _games
 from .documents import encode as _encode
@@ -355,24 +355,45 @@ class LobbyReferee(Referee):
 
     # -- joining ----------------------------------------------------------------------------
 
-    def join(self, code: str, name: str, seat: int | None = None) -> Answer:
-        """Take a seat of the waiting game of join code ``code`` (the lowest open one when
-        ``seat`` is None); when it is the last open seat the game is dealt at once."""
+    def _code_game(self, code: str) -> str:
+        """The game id join code ``code`` names (as typed); raise :class:`NoSuchCode`."""
         letters = normal_code(code)
         game_id = self.store.resolve(ALIAS_PREFIX + letters) if letters is not None else None
         if game_id is None:
             raise NoSuchCode("no game has this join code")
+        return game_id
+
+    def _waiting(self, game_id: str) -> tuple[Loaded, dict[str, Any]]:
+        """A game a join code names, loaded while it still waits for players; raise
+        :class:`NoSuchCode` when it is gone, :class:`SeatTaken` when it has started, ended
+        or been cancelled."""
+        try:
+            loaded, doc = self._load(game_id)
+        except UnknownGame:
+            raise NoSuchCode("no game has this join code (any longer)") from None
+        if doc.get("aborted"):
+            raise SeatTaken("the game was cancelled by its host: no seat is open")
+        if not _is_waiting(doc):
+            status = GameState.from_dict(doc["state"]).status
+            raise SeatTaken("the game has started: no seat is open" if status == "playing"
+                            else f"the game is {status}: no seat is open")
+        return loaded, doc
+
+    def preview(self, code: str) -> Answer:
+        """What a person is told before joining with ``code``: the waiting game's public
+        view (variant, rules, who sits where, which seats are open, and ``arranged``: its
+        creator may know every card of an arranged deal)."""
+        game_id = self._code_game(code)
+        loaded, doc = self._waiting(game_id)
+        return Answer({"game_id": game_id, "game": waiting_view(doc, game_id, loaded.version)},
+                      loaded.version)
+
+    def join(self, code: str, name: str, seat: int | None = None) -> Answer:
+        """Take a seat of the waiting game of join code ``code`` (the lowest open one when
+        ``seat`` is None); when it is the last open seat the game is dealt at once."""
+        game_id = self._code_game(code)
         for _attempt in range(MAX_ATTEMPTS):
-            try:
-                loaded, doc = self._load(game_id)
-            except UnknownGame:
-                raise NoSuchCode("no game has this join code (any longer)") from None
-            if doc.get("aborted"):
-                raise SeatTaken("the game was cancelled by its host: no seat is open")
-            if not _is_waiting(doc):
-                status = GameState.from_dict(doc["state"]).status
-                raise SeatTaken("the game has started: no seat is open" if status == "playing"
-                                else f"the game is {status}: no seat is open")
+            loaded, doc = self._waiting(game_id)
             players: list[str | None] = list(doc["lobby"]["players"])
             if seat is not None and not 0 <= seat < len(players):
                 raise BadSeat(f"seat: this game has seats 0 to {len(players) - 1}",
