@@ -1,0 +1,403 @@
+"""Problems in the caller's language (issue 10): English, Danish, Portuguese, Swedish and
+Czech, chosen by ``Accept-Language``; ``code`` and ``rule`` never change.
+
+Refusals are checked through the Flask test client on the real Redis; the catalogs are
+checked against the messages extracted from the source (every message translated into every
+language, with the same placeholders, and the committed ``.mo`` files in step with the
+``.po`` files).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import string
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_dir
+from babel.messages.mofile import read_mo
+from babel.messages.pofile import read_po
+from flask.testing import FlaskClient
+
+from service.api import i18n
+from service.app import create_app
+from service.config import Settings
+from service.rules import Code, RuleId, Violation
+from service.rules.errors import Message, Reason
+from tests.support.basic_game import Game, deal_a
+from tests.support.deals import auth
+from tests.support.modules import MODULES, imported_modules, module_name
+from tests.support.problems import assert_problem
+from tests.support.rummy51_game import OPENER0, R51, arrange, junk
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVICE = ROOT / "service"
+TRANSLATIONS = SERVICE / "translations"
+LANGUAGES = ["da", "pt", "sv", "cs"]
+
+# What each language answers for the refusals played below (English first).
+EXPECTED: dict[str, dict[str, str]] = {
+    "en": {"illegal": "Illegal move", "turn": "it is seat 0's turn (Ana)",
+           "phase": "cannot draw now: you have already drawn",
+           "opening": "opening worth 18 points, 51 needed",
+           "not_found": "Not Found", "no_game": "no game 'nope'",
+           "unauthorized": "Unauthorized", "unknown_token": "unknown seat token"},
+    "da": {"illegal": "Ulovligt træk", "turn": "det er plads 0's tur (Ana)",
+           "phase": "du kan ikke trække nu: du har allerede trukket",
+           "opening": "åbningen er 18 point værd, der kræves 51",
+           "not_found": "Ikke fundet", "no_game": "intet spil 'nope'",
+           "unauthorized": "Ikke godkendt", "unknown_token": "ukendt pladsnøgle"},
+    "pt": {"illegal": "Jogada ilegal", "turn": "é a vez do lugar 0 (Ana)",
+           "phase": "não pode comprar agora: já comprou",
+           "opening": "abertura de 18 pontos, são precisos 51",
+           "not_found": "Não encontrado", "no_game": "não existe o jogo 'nope'",
+           "unauthorized": "Não autenticado", "unknown_token": "token de lugar desconhecido"},
+    "sv": {"illegal": "Otillåtet drag", "turn": "det är plats 0:s tur (Ana)",
+           "phase": "du kan inte dra nu: du har redan dragit",
+           "opening": "öppningen är värd 18 poäng, 51 krävs",
+           "not_found": "Hittades inte", "no_game": "inget spel 'nope'",
+           "unauthorized": "Inte autentiserad", "unknown_token": "okänd platsnyckel"},
+    "cs": {"illegal": "Neplatný tah", "turn": "na tahu je místo 0 (Ana)",
+           "phase": "teď nelze líznout kartu: už jste si lízli",
+           "opening": "první vyložení má hodnotu 18 bodů, potřeba je 51",
+           "not_found": "Nenalezeno", "no_game": "hra 'nope' neexistuje",
+           "unauthorized": "Neověřeno", "unknown_token": "neznámý token místa"},
+}
+
+
+def answer(resp: Any, status: int, language: str, code: str | None = None) -> dict[str, Any]:
+    """``resp`` is a problem in ``language`` (Content-Language, Vary)."""
+    body = assert_problem(resp, status, code=code)
+    assert resp.headers["Content-Language"] == language
+    assert "Accept-Language" in resp.headers.get("Vary", "")
+    return body
+
+
+def cards(text: str) -> list[str]:
+    """Card codes, ranks and suits named in ``text``."""
+    return sorted(re.findall(r"\b(?:[A2-9TJQK][SHDC]|JK|[A2-9TJQKSHDC])\b", text))
+
+
+def lang(language: str) -> dict[str, str]:
+    return {"Accept-Language": language}
+
+
+# ---------------------------------------------------------------------------------------
+# Choosing the language
+
+
+@pytest.mark.parametrize(("header", "chosen"), [
+    ("fr, sv;q=0.8, en;q=0.5", "sv"),
+    ("da", "da"), ("pt-BR", "pt"), ("pt_PT", "pt"), ("sv-SE, en;q=0.1", "sv"),
+    ("da-DK, en", "da"), ("CS", "cs"), ("en-GB, cs", "en"),
+    ("en;q=0.1, cs;q=0.2", "cs"), ("cs;q=0, da;q=0.1", "da"), ("de, fr;q=0.9", "en"),
+    ("*", "en"), ("fr, *;q=0.5, pt;q=0.4", "en"), ("", "en"), (None, "en"),
+    ("sv;q=abc, da;q=0.5", "da"), (" , ;q=1, sv", "sv"),
+])
+def test_the_language_is_the_best_known_one_by_q_value(header: str | None, chosen: str) -> None:
+    assert i18n.choose_language(header) == chosen
+
+
+# ---------------------------------------------------------------------------------------
+# Refusals in each language
+
+
+@pytest.mark.parametrize("language", ["en", *LANGUAGES])
+def test_basic_refusals_answer_in_the_language_with_the_same_code_and_rule(
+        client: FlaskClient, language: str) -> None:
+    expected = EXPECTED[language]
+    game = Game(client, dealer=1, deals=[deal_a()])
+    problem = answer(game.move(1, {"type": "draw", "source": "stock"}, lang(language)),
+                     422, language, "NOT_YOUR_TURN")
+    assert (problem["title"], problem["detail"], problem["rule"]) == (
+        expected["illegal"], expected["turn"], "C-TURN")
+    assert problem["type"].endswith("/not-your-turn")
+
+    game.ok(0, {"type": "draw", "source": "stock"})
+    problem = answer(game.move(0, {"type": "draw", "source": "stock"}, lang(language)),
+                     422, language, "WRONG_PHASE")
+    assert (problem["detail"], problem["rule"]) == (expected["phase"], "C-TURN")
+
+    # several reasons: each in the language, codes and rules as in English
+    bad = {"type": "meld", "melds": [{"cards": ["7H", "8H", "KD"]}]}
+    problem = answer(game.move(0, bad, lang(language)), 422, language, "INVALID_MELD")
+    english = answer(game.move(0, bad), 422, "en", "INVALID_MELD")
+    assert [(r["code"], r["rule"]) for r in problem["reasons"]] == [
+        (r["code"], r["rule"]) for r in english["reasons"]] == [
+        ("INVALID_MELD", "BASIC-SET"), ("INVALID_MELD", "C-RUN")]
+    assert problem["rule"] == english["rule"] == "BASIC-SET"
+    assert problem["detail"] == problem["reasons"][0]["detail"]
+    for mine, theirs in zip(problem["reasons"], english["reasons"], strict=True):
+        assert mine["detail"]
+        assert (mine["detail"] == theirs["detail"]) == (language == "en")
+        assert cards(mine["detail"]) == cards(theirs["detail"])  # codes stay codes
+
+    # a meld action with two melds: the "meld 2 (…): …" prefix is translated too
+    two = {"type": "meld", "melds": [{"cards": ["QS", "QD", "QC"]},
+                                     {"cards": ["2C", "3C", "KD"]}]}
+    problem = answer(game.move(0, two, lang(language)), 422, language, "INVALID_MELD")
+    assert all("2C 3C KD" in r["detail"] for r in problem["reasons"])
+
+
+@pytest.mark.parametrize("language", ["en", *LANGUAGES])
+def test_an_opening_too_low_answers_with_its_numbers_in_the_language(
+        client: FlaskClient, language: str) -> None:
+    deal = arrange(R51, [OPENER0, junk(R51)], stock="2H 8S")
+    game = Game(client, variant=R51, dealer=0, deals=[deal])
+    game.ok(0, {"type": "discard", "card": "4C"})
+    game.ok(1, {"type": "draw", "source": "stock"})
+    game.ok(1, {"type": "discard", "card": "2H"})
+    game.ok(0, {"type": "draw", "source": "stock"})
+    low = {"type": "meld", "melds": [{"cards": ["5C", "6C", "7C"]}]}
+    problem = answer(game.move(0, low, lang(language)), 422, language, "OPENING_TOO_LOW")
+    assert (problem["title"], problem["detail"], problem["rule"]) == (
+        EXPECTED[language]["illegal"], EXPECTED[language]["opening"], "R51-OPEN")
+
+
+@pytest.mark.parametrize("language", ["en", *LANGUAGES])
+def test_404_and_401_answer_in_the_language(client: FlaskClient, language: str) -> None:
+    expected = EXPECTED[language]
+    problem = answer(client.get("/v1/games/nope", headers=lang(language)), 404, language)
+    assert (problem["title"], problem["detail"]) == (expected["not_found"],
+                                                     expected["no_game"])
+    assert problem["type"].endswith("/not-found")
+    game = Game(client)
+    token = f"{game.id}.0.not-the-secret"
+    resp = client.get(f"{game.path}/me", headers={**auth(token), **lang(language)})
+    problem = answer(resp, 401, language)
+    assert problem["type"].endswith("/unauthorized")
+    assert problem["title"] == expected["unauthorized"]
+    assert problem["detail"] == expected["unknown_token"], problem
+    assert resp.headers["WWW-Authenticate"] == "Bearer"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_other_generic_problems_are_translated_too(client: FlaskClient, language: str) -> None:
+    english = {
+        "no_token": assert_problem(client.get("/v1/games/x/me"), 401),
+        "path": assert_problem(client.get("/nope"), 404),
+        "method": assert_problem(client.put("/v1/variants"), 405),
+        "fields": assert_problem(client.post("/v1/games", json={"variant": 3}), 400),
+    }
+    game = Game(client)
+    stale = assert_problem(game.move(0, {"type": "draw", "source": "stock"},
+                                     {"If-Match": '"7"'}), 412)
+    got = {
+        "no_token": answer(client.get("/v1/games/x/me", headers=lang(language)), 401,
+                           language),
+        "path": answer(client.get("/nope", headers=lang(language)), 404, language),
+        "method": answer(client.put("/v1/variants", headers=lang(language)), 405, language),
+        "fields": answer(client.post("/v1/games", json={"variant": 3},
+                                     headers=lang(language)), 400, language),
+    }
+    for name, problem in got.items():
+        assert problem["title"] != english[name]["title"], name
+        assert problem["detail"] != english[name]["detail"], name
+        assert problem["type"] == english[name]["type"], name
+    assert got["fields"]["errors"] == english["fields"]["errors"]  # field names unchanged
+    assert "players, variant" in got["fields"]["detail"]
+    problem = answer(game.move(0, {"type": "draw", "source": "stock"},
+                               {"If-Match": '"7"', **lang(language)}), 412, language)
+    assert problem["detail"] != stale["detail"]
+    assert problem["current_version"] == stale["current_version"]
+    assert "7" in problem["detail"]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_create_limit_answers_in_the_language(redis_url: str, language: str) -> None:
+    app = create_app(Settings(redis_url=redis_url, rate_limits=(),
+                              create_rate_limits=("1/minute",)))
+    client = app.test_client()
+    address = {"REMOTE_ADDR": f"10.77.{LANGUAGES.index(language)}.1"}
+    body = {"variant": "basic", "players": ["Ana", "Bo"]}
+    assert client.post("/v1/games", json=body, environ_base=address).status_code == 201
+    english = assert_problem(client.post("/v1/games", json=body, environ_base=address), 429)
+    assert english["detail"] == ("at most 1/minute new games per client address; "
+                                 "retry later")
+    resp = client.post("/v1/games", json=body, environ_base=address, headers=lang(language))
+    problem = answer(resp, 429, language)
+    assert problem["title"] != english["title"]
+    assert problem["detail"] != english["detail"] and "1/minute" in problem["detail"]
+    assert resp.headers["Retry-After"].isdigit()
+
+
+def test_q_values_choose_the_language_of_a_refusal(client: FlaskClient) -> None:
+    game = Game(client, dealer=1, deals=[deal_a()])
+    resp = game.move(1, {"type": "draw", "source": "stock"},
+                     {"Accept-Language": "fr, sv;q=0.8, en;q=0.5"})
+    problem = answer(resp, 422, "sv", "NOT_YOUR_TURN")
+    assert problem["detail"] == EXPECTED["sv"]["turn"]
+    resp = game.move(1, {"type": "draw", "source": "stock"},
+                     {"Accept-Language": "fr-CA, de;q=0.9"})
+    assert answer(resp, 422, "en", "NOT_YOUR_TURN")["detail"] == EXPECTED["en"]["turn"]
+
+
+def test_without_its_catalog_a_language_is_not_offered(
+        redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(i18n, "TRANSLATIONS", tmp_path)  # no compiled catalog installed
+    app = create_app(Settings(redis_url=redis_url, rate_limits=(), create_rate_limits=()))
+    resp = app.test_client().get("/v1/games/nope", headers=lang("sv"))
+    assert answer(resp, 404, "en")["detail"] == EXPECTED["en"]["no_game"]
+
+
+MELD_CHECK_EXPECTED = {
+    "en": "the Dummy rummy deck holds 2 5S, not 3",
+    "da": "kortspillet til Dummy rummy har 2 5S, ikke 3",
+    "pt": "o baralho de Dummy rummy tem 2 5S, não 3",
+    "sv": "kortleken för Dummy rummy har 2 5S, inte 3",
+    "cs": "balíček hry Dummy rummy má 5S jen 2krát, ne 3krát",
+}
+
+
+@pytest.mark.parametrize("language", ["en", *LANGUAGES])
+def test_a_meld_check_gives_its_reasons_in_the_language(
+        client: FlaskClient, language: str) -> None:
+    resp = client.post("/v1/melds/check", headers=lang(language),
+                       json={"variant": "dummy", "cards": ["5S", "5S", "5S"]})
+    assert resp.status_code == 200
+    assert resp.headers["Content-Language"] == language
+    assert "Accept-Language" in resp.headers.get("Vary", "")
+    body = resp.get_json()
+    assert body["valid"] is False
+    assert body["errors"] == [{"code": "INVALID_MELD", "rule": "C-DECK",
+                               "detail": MELD_CHECK_EXPECTED[language]}]
+    # a reason of the meld reading itself (a set of mixed ranks): translated, same rule
+    mixed = client.post("/v1/melds/check", headers=lang(language),
+                        json={"variant": "basic", "cards": ["5S", "6H", "9C"]}).get_json()
+    english = client.post("/v1/melds/check",
+                          json={"variant": "basic", "cards": ["5S", "6H", "9C"]}).get_json()
+    assert [(e["code"], e["rule"]) for e in mixed["errors"]] == [
+        (e["code"], e["rule"]) for e in english["errors"]]
+    for theirs, ours in zip(mixed["errors"], english["errors"], strict=True):
+        assert (theirs["detail"] == ours["detail"]) is (language == "en")
+        assert cards(theirs["detail"]) == cards(ours["detail"])
+
+
+def test_successful_answers_are_not_localised(client: FlaskClient) -> None:
+    resp = client.get("/v1/variants", headers=lang("cs"))
+    assert resp.status_code == 200
+    assert "Content-Language" not in resp.headers
+
+
+# ---------------------------------------------------------------------------------------
+# The engine: templates and parameters, English details unchanged, no gettext
+
+
+def test_a_violation_keeps_its_english_detail_and_its_template() -> None:
+    violation = Violation(Code.OPENING_TOO_LOW, RuleId.R51_OPEN,
+                          "opening worth {points} points, {needed} needed",
+                          points=48, needed=51)
+    assert violation.detail == str(violation) == "opening worth 48 points, 51 needed"
+    assert violation.message.template == "opening worth {points} points, {needed} needed"
+    assert dict(violation.message.params) == {"points": 48, "needed": 51}
+    assert violation.reasons == (Reason(Code.OPENING_TOO_LOW, RuleId.R51_OPEN,
+                                        "opening worth 48 points, 51 needed"),)
+    nested = Message("cannot {what} now: {now}", {"what": Message("draw"),
+                                                   "now": Message("draw first")})
+    swedish = {"cannot {what} now: {now}": "du kan inte {what} nu: {now}", "draw": "dra",
+               "draw first": "dra först"}
+    assert nested.render(lambda s: swedish.get(s, s)) == "du kan inte dra nu: dra först"
+    assert str(nested) == "cannot draw now: draw first"
+    assert str(Message.join([Message("a {x}", {"x": 1}), Message("b")])) == "a 1, b"
+    # a text without parameters is never formatted (braces stay as they are)
+    violation = Violation(Code.INVALID_MELD, RuleId.C_MELD, "no {such} field")
+    assert violation.detail == "no {such} field"
+
+
+def test_the_rules_engine_does_not_import_babel() -> None:
+    for path in MODULES:
+        names = imported_modules(path.read_text(encoding="utf-8"), module_name(path),
+                                 path.name == "__init__.py")
+        assert not [n for _, n in names if n.split(".")[0] in ("babel", "flask_babel")], path
+
+
+# ---------------------------------------------------------------------------------------
+# The catalogs
+
+
+def extracted() -> dict[str, str]:
+    """Every N_ message of the service's source (msgid → where)."""
+    found: dict[str, str] = {}
+    for filename, lineno, message, _comments, _context in extract_from_dir(
+            str(SERVICE), method_map=[("**.py", "python")], keywords={"N_": None}):
+        assert isinstance(message, str), (filename, lineno)
+        found.setdefault(message, f"{filename}:{lineno}")
+    return found
+
+
+def catalog(language: str) -> Catalog:
+    with (TRANSLATIONS / language / "LC_MESSAGES" / "messages.po").open("rb") as f:
+        return read_po(f, locale=language)
+
+
+def placeholders(text: str) -> list[tuple[str, str | None]]:
+    return sorted((name, conversion) for _, name, _, conversion in
+                  string.Formatter().parse(text) if name is not None)
+
+
+def test_there_are_messages_to_translate() -> None:
+    messages = extracted()
+    assert len(messages) > 100
+    assert "opening worth {points} points, {needed} needed" in messages
+    assert "Illegal move" in messages
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_message_is_translated_with_the_same_placeholders(language: str) -> None:
+    po = catalog(language)
+    assert str(po.locale) == language
+    missing, empty, fuzzy, broken = [], [], [], []
+    for msgid, where in extracted().items():
+        entry = po.get(msgid)
+        if entry is None:
+            missing.append(f"{where}: {msgid}")
+        elif not entry.string:
+            empty.append(msgid)
+        elif entry.fuzzy:
+            fuzzy.append(msgid)
+        elif placeholders(str(entry.string)) != placeholders(msgid):
+            broken.append(f"{msgid!r} -> {entry.string!r}")
+    assert (missing, empty, fuzzy, broken) == ([], [], [], [])
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_compiled_catalogs_match_the_po_files(language: str) -> None:
+    po = {m.id: m.string for m in catalog(language) if m.id}
+    with (TRANSLATIONS / language / "LC_MESSAGES" / "messages.mo").open("rb") as f:
+        mo = {m.id: m.string for m in read_mo(f) if m.id}
+    assert mo == po, "run: pybabel compile -d service/translations"
+    assert set(po) == set(extracted()), "obsolete or missing entries: see service/api/i18n.py"
+
+
+def test_the_template_is_current() -> None:
+    with (TRANSLATIONS / "messages.pot").open("rb") as f:
+        template = {m.id for m in read_po(f) if m.id}
+    assert template == set(extracted()), "run pybabel extract: see service/api/i18n.py"
+
+
+def test_the_fixed_details_translated_by_look_up_still_occur_in_the_source() -> None:
+    """Plain-string details (the referee's, the routes') are translated by catalog look-up:
+    each listed in i18n.FIXED_DETAILS must still be written so somewhere."""
+    constants: set[str] = set()
+    for path in SERVICE.rglob("*.py"):
+        if path.name == "i18n.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                constants.add(node.value)
+    assert [d for d in i18n.FIXED_DETAILS if d not in constants] == []
+
+
+def test_the_package_data_ships_the_catalogs() -> None:
+    """``pip install .`` (the Dockerfile) must install the compiled catalogs: pyproject's
+    package-data for ``service`` has to cover every ``.mo`` file."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = config["tool"]["setuptools"]["package-data"]["service"]
+    shipped = {path for pattern in patterns for path in SERVICE.glob(pattern)}
+    catalogs = set(TRANSLATIONS.glob("*/LC_MESSAGES/messages.mo"))
+    assert len(catalogs) == len(LANGUAGES)
+    assert sorted(str(p.relative_to(SERVICE)) for p in catalogs - shipped) == []

@@ -1,0 +1,279 @@
+"""The generated OpenAPI document: committed, valid, complete; the docs page works offline."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from openapi_spec_validator import validate
+from werkzeug.exceptions import MethodNotAllowed, NotFound
+
+from tests.support.problems import PROBLEM
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "openapi" / "openapi.json"
+REGENERATE = "regenerate with: .venv/bin/python -m service.api.openapi > openapi/openapi.json"
+
+# Every resource of API.md except the document and the docs page themselves.
+API_MD_OPERATIONS = [
+    ("get", "/v1/variants"),
+    ("post", "/v1/games"),
+    ("get", "/v1/games/{game_id}"),
+    ("get", "/v1/games/{game_id}/me"),
+    ("post", "/v1/games/{game_id}/moves"),
+    ("get", "/v1/games/{game_id}/legal-moves"),
+    ("get", "/v1/games/{game_id}/events"),
+    ("post", "/v1/melds/check"),
+    ("post", "/v1/scores/hand"),
+    ("get", "/healthz"),
+    ("get", "/readyz"),
+]
+IMPLEMENTED_NOW = {
+    ("get", "/v1/variants"), ("post", "/v1/games"), ("get", "/v1/games/{game_id}"),
+    ("get", "/v1/games/{game_id}/me"), ("post", "/v1/games/{game_id}/moves"),
+    ("get", "/healthz"), ("get", "/readyz"),
+}
+# The problem statuses API.md gives each operation (429 and 503 may come on top).
+ERROR_STATUSES = {
+    ("post", "/v1/games"): {"400", "413"},
+    ("get", "/v1/games/{game_id}"): {"404"},
+    ("get", "/v1/games/{game_id}/me"): {"401", "403", "404"},
+    ("post", "/v1/games/{game_id}/moves"): {"400", "401", "403", "404", "412", "413", "422"},
+}
+SUCCESS_STATUS = {("post", "/v1/games"): "201"}
+SEAT_OPERATIONS = {("get", "/v1/games/{game_id}/me"), ("post", "/v1/games/{game_id}/moves")}
+API_MD_CODES = [
+    "GAME_FINISHED", "NOT_YOUR_TURN", "WRONG_PHASE", "CARD_NOT_IN_HAND", "EMPTY_PILE",
+    "INVALID_MELD", "UNKNOWN_MELD", "INVALID_LAY_OFF", "MELD_LIMIT", "DISCARD_TAKEN_CARD",
+    "DISCARD_NOT_USED", "DISCARD_DRAW_FORBIDDEN", "NOT_OPENED", "OPENING_TOO_LOW",
+    "OPENING_NEEDS_CLEAN_RUN", "TOO_MANY_WILDS", "WILD_NOT_ALLOWED", "SWAP_NOT_ALLOWED",
+    "JOKER_NOT_USED", "CONTRACT_NOT_MET", "CONTRACT_ALREADY_MET", "PLAYABLE_DISCARD",
+    "MUST_DISCARD_TO_GO_OUT", "MUST_MELD_ALL_AT_ONCE", "CUT_IN_NOT_ALLOWED",
+    "IDEMPOTENCY_KEY_REUSED",
+]
+
+
+def generated(app: Flask) -> dict[str, Any]:
+    """The app's document as JSON would carry it."""
+    spec: dict[str, Any] = json.loads(json.dumps(app.extensions["api"].spec.to_dict()))
+    return spec
+
+
+def implemented(app: Flask, method: str, path: str) -> bool:
+    adapter = app.url_map.bind("localhost")
+    try:
+        adapter.match(path.replace("{game_id}", "g1").replace("{seat}", "1"),
+                      method=method.upper())
+    except (NotFound, MethodNotAllowed):
+        return False
+    return True
+
+
+def resolve(spec: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with a local ``$ref`` followed."""
+    while "$ref" in node:
+        target: Any = spec
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        node = target
+    return node
+
+
+def test_served_document_is_the_generated_one(app: Flask, client: FlaskClient) -> None:
+    resp = client.get("/openapi.json")
+    assert resp.status_code == 200
+    assert resp.mimetype == "application/json"
+    assert resp.get_json() == generated(app)
+
+
+def test_generated_document_is_the_committed_one(app: Flask) -> None:
+    if not COMMITTED.is_file():
+        pytest.fail(f"{COMMITTED.relative_to(ROOT)} does not exist; {REGENERATE}")
+    committed = json.loads(COMMITTED.read_text())
+    current = generated(app)
+    if committed != current:
+        where = "\n".join(differences(committed, current)[:20])
+        pytest.fail(f"openapi/openapi.json is out of date; {REGENERATE}\n"
+                    f"first differences (committed vs generated):\n{where}")
+
+
+def differences(old: Any, new: Any, at: str = "") -> list[str]:
+    """JSON pointers where ``old`` and ``new`` differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for key in sorted(set(old) | set(new)):
+            here = f"{at}/{key}"
+            if key not in new:
+                out.append(f"{here}: only committed")
+            elif key not in old:
+                out.append(f"{here}: only generated")
+            else:
+                out.extend(differences(old[key], new[key], here))
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [d for i, (o, n) in enumerate(zip(old, new, strict=True))
+                for d in differences(o, n, f"{at}/{i}")]
+    return [] if old == new else [f"{at or '/'}: {json.dumps(old)[:80]} != {json.dumps(new)[:80]}"]
+
+
+def test_document_is_valid_openapi_3(app: Flask) -> None:
+    spec = generated(app)
+    assert spec["openapi"].startswith("3.")
+    validate(spec)
+
+
+def test_every_implemented_api_md_operation_is_documented(app: Flask) -> None:
+    spec = generated(app)
+    live = {op for op in API_MD_OPERATIONS if implemented(app, *op)}
+    assert live >= IMPLEMENTED_NOW
+    for method, path in sorted(live):
+        assert path in spec["paths"], path
+        operation = spec["paths"][path].get(method)
+        assert operation is not None, (method, path)
+        assert operation.get("summary") or operation.get("description"), (method, path)
+        success = SUCCESS_STATUS.get((method, path), "200")
+        assert success in operation["responses"], (method, path)
+        assert "application/json" in operation["responses"][success]["content"], (method, path)
+        for status in ERROR_STATUSES.get((method, path), set()):
+            assert status in operation["responses"], (method, path, status)
+            assert PROBLEM in operation["responses"][status]["content"], (method, path, status)
+        if (method, path) in SEAT_OPERATIONS:
+            assert operation.get("security") == [{"seatToken": []}], (method, path)
+    scheme = spec["components"]["securitySchemes"]["seatToken"]
+    assert (scheme["type"], scheme["scheme"]) == ("http", "bearer")
+
+
+def test_documented_paths_exist_in_the_app(app: Flask) -> None:
+    spec = generated(app)
+    for path, item in spec["paths"].items():
+        for method in item:
+            if method in ("get", "post", "put", "patch", "delete"):
+                assert implemented(app, method, path), (method, path)
+
+
+def test_moves_document_their_headers_query_and_body(app: Flask) -> None:
+    spec = generated(app)
+    item = spec["paths"]["/v1/games/{game_id}/moves"]
+    operation = item["post"]
+    # path parameters may stand on the path item, the others on the operation
+    params = {(p["in"], p["name"])
+              for p in [*item.get("parameters", []), *operation["parameters"]]}
+    assert {("path", "game_id"), ("header", "If-Match"), ("header", "Idempotency-Key"),
+            ("query", "dry_run")} <= params
+    body = resolve(spec, operation["requestBody"]["content"]["application/json"]["schema"])
+    assert {"type", "source", "melds", "meld_id", "cards", "end", "card", "announce",
+            "take"} <= set(body["properties"])
+    kinds = resolve(spec, body["properties"]["type"])
+    assert set(kinds["enum"]) == {"draw", "meld", "lay_off", "swap_joker", "take_from_meld",
+                                  "discard", "cut_in"}
+
+
+def test_every_documented_error_answer_is_a_problem(app: Flask) -> None:
+    """API.md: errors are ``application/problem+json`` (the ``default`` answer too)."""
+    spec = generated(app)
+    wrong = []
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method == "parameters":
+                continue
+            for status, response in operation["responses"].items():
+                if status == "default" or status[0] in "45":
+                    content = resolve(spec, response).get("content", {})
+                    if set(content) != {PROBLEM}:
+                        wrong.append((method, path, status, sorted(content)))
+    assert wrong == []
+
+
+def test_problem_schema_lists_every_api_md_code(app: Flask) -> None:
+    spec = generated(app)
+    operation = spec["paths"]["/v1/games/{game_id}/moves"]["post"]
+    problem = resolve(spec, operation["responses"]["422"]["content"][PROBLEM]["schema"])
+    assert {"type", "title", "status", "detail", "code", "rule", "errors"} <= set(
+        problem["properties"])
+    assert set(API_MD_CODES) <= set(problem["properties"]["code"]["enum"])
+
+
+def test_views_document_the_api_md_fields(app: Flask) -> None:
+    spec = generated(app)
+    get = spec["paths"]["/v1/games/{game_id}"]["get"]
+    public = resolve(spec, get["responses"]["200"]["content"]["application/json"]["schema"])
+    assert {"game_id", "variant", "rules", "status", "hand_number", "dealer", "turn",
+            "version", "stock_count", "discard_top", "discard_count", "seats", "melds",
+            "hands_played", "winners", "arranged"} <= set(public["properties"])
+    me = spec["paths"]["/v1/games/{game_id}/me"]["get"]
+    seat = resolve(spec, me["responses"]["200"]["content"]["application/json"]["schema"])
+    assert "hand" in seat["properties"]
+    assert "hand" not in public["properties"]
+
+
+class _Assets(HTMLParser):
+    """The script and stylesheet URLs of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "script" and values.get("src"):
+            self.urls.append(str(values["src"]))
+        if tag == "link" and values.get("href"):
+            self.urls.append(str(values["href"]))
+
+
+def test_docs_page_works_offline(client: FlaskClient) -> None:
+    resp = client.get("/docs")
+    assert resp.status_code == 200
+    assert resp.mimetype == "text/html"
+    page = resp.get_data(as_text=True)
+    parser = _Assets()
+    parser.feed(page)
+    scripts = [u for u in parser.urls if u.endswith(".js")]
+    styles = [u for u in parser.urls if u.endswith(".css")]
+    assert scripts, page
+    assert styles, page
+    for url in parser.urls:
+        assert not url.startswith(("http://", "https://", "//")), url
+        with client.get(url) as asset:
+            assert asset.status_code == 200, url
+            assert asset.get_data(), url
+            if url.endswith(".js"):
+                assert "javascript" in asset.mimetype, (url, asset.mimetype)
+            if url.endswith(".css"):
+                assert asset.mimetype == "text/css", (url, asset.mimetype)
+    assert "http://" not in page
+    assert "https://" not in page
+    assert '"/openapi.json"' in page
+
+
+def _texts(node: Any, at: str = "") -> list[tuple[str, str]]:
+    """Every ``description`` and ``summary`` in ``node``, with its JSON pointer."""
+    if isinstance(node, dict):
+        found = [(f"{at}/{key}", value) for key, value in node.items()
+                 if key in ("description", "summary") and isinstance(value, str)]
+        for key, value in node.items():
+            found.extend(_texts(value, f"{at}/{key}"))
+        return found
+    if isinstance(node, list):
+        return [t for i, item in enumerate(node) for t in _texts(item, f"{at}/{i}")]
+    return []
+
+
+def test_the_docs_page_text_is_markdown_naming_only_files_the_repository_holds(
+        app: Flask) -> None:
+    """Swagger UI renders descriptions as Markdown: a docstring's RST markup (double
+    backticks, ``:role:`` references) would show literally, and a file named there must be
+    one the repository holds (the rules and the API are in docs/)."""
+    texts = _texts(generated(app))
+    assert len(texts) > 50  # the walk found the document's texts
+    rst = re.compile(r"``|:[a-z]+:`|`_\b")
+    assert [(at, text) for at, text in texts if rst.search(text)] == []
+    assert [(at, text) for at, text in texts if "API.md" in text or "RULES.md" in text] == []
+    for named in {m for _, text in texts for m in re.findall(r"docs/[\w./-]+\.md", text)}:
+        assert named in ("docs/api.md", "docs/rules.md"), named
