@@ -3,6 +3,7 @@
 
     python3 dev.py serve   # installs into .venv, serves on http://127.0.0.1:8000
     python3 dev.py test    # installs into .venv, runs ruff, mypy --strict and the tests
+    python3 dev.py test --quick   # the same without the slow tests (no browser, no server)
     python3 dev.py bench   # installs into .venv, runs the benchmark (bench/README.md)
 
 Everything is installed into ``.venv`` beside this file (created on first use, about a
@@ -138,15 +139,23 @@ def ensure_chromium() -> None:
 
 
 def test(args: list[str]) -> int:
+    """ruff, mypy and pytest. ``--quick``: pytest leaves out the ``slow`` tests (tests/system/:
+    browsers, served processes, generated clients, docker-compose, long fuzz runs), and
+    neither docker-compose nor Chromium is installed for them."""
+    quick = "--quick" in args
+    args = [a for a in args if a != "--quick"]
     ensure_venv("test")
-    ensure_compose()
-    ensure_chromium()
+    if not quick:
+        ensure_compose()
+        ensure_chromium()
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env["RUMMY_DOCKER_COMPOSE"] = str(COMPOSE_VENV / "bin" / "docker-compose")
     _run(BIN / "ruff", "check", "service", "tests", "bench", "dev.py", "setup.py",
          "gunicorn.conf.py", env=env)
     _run(BIN / "mypy", "--strict", "service", "bench", env=env)
+    if quick:
+        args = ["-m", "not slow", *args]
     print("+ pytest", " ".join(args), flush=True)
     return subprocess.run([str(BIN / "python"), "-m", "pytest", *args], cwd=ROOT,
                           env=env).returncode

@@ -50,6 +50,20 @@ def pytest_configure(config: pytest.Config) -> None:
                     "): run python3 dev.py test, which rebuilds it", returncode=2)
 
 
+# --- The quick loop ----------------------------------------------------------------------------
+
+SYSTEM = Path(__file__).resolve().parent / "system"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test under tests/system/ starts processes (a served referee, a browser, a
+    generated client, docker-compose, a cluster) and is marked ``slow``: ``-m "not slow"``
+    (``python3 dev.py test --quick``) leaves them out."""
+    for item in items:
+        if item.path.is_relative_to(SYSTEM):
+            item.add_marker(pytest.mark.slow)
+
+
 # --- Redis -------------------------------------------------------------------------------------
 
 

@@ -347,6 +347,7 @@ def _raw(port: int, request: bytes) -> tuple[int, bytes]:
     return int(head.split(b" ")[1]), body
 
 
+@pytest.mark.slow  # a served process
 def test_latin1_digits_in_headers_over_http_are_refused_not_500(tmp_path: Path,
                                                                 redis_url: str) -> None:
     """Bytes B2, B3, B9 (``²``, ``³``, ``¹`` in latin-1, as gunicorn decodes header bytes)

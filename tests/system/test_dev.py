@@ -142,3 +142,37 @@ def test_dev_says_what_it_does_before_each_step_of_a_first_install(
     lines = capsys.readouterr().out.splitlines()
     assert "creating .venv" not in "\n".join(lines)
     assert any("mypyc" in line for line in lines if line.startswith("dev.py: ")), lines
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_dev_test_runs_lint_types_and_pytest_and_quick_leaves_out_the_slow_tests(
+        monkeypatch: pytest.MonkeyPatch, quick: bool) -> None:
+    """``python3 dev.py test`` runs ruff, mypy and every test; ``--quick`` the same with
+    ``-m "not slow"`` and without installing docker-compose or Chromium for the slow ones."""
+    dev = _dev_py()
+    names = dev["test"].__globals__
+    done: list[str] = []
+
+    class Finished:
+        returncode = 0
+
+    def run(*cmd: Any, env: Any = None) -> None:
+        done.append(Path(str(cmd[0])).name)
+
+    def pytest_run(cmd: list[str], **kwargs: Any) -> Finished:
+        done.append("pytest " + " ".join(cmd[3:]))
+        return Finished()
+
+    monkeypatch.setitem(names, "_run", run)
+    monkeypatch.setitem(names, "ensure_venv", lambda extras: done.append(f"venv {extras}"))
+    monkeypatch.setitem(names, "ensure_compose", lambda: done.append("compose"))
+    monkeypatch.setitem(names, "ensure_chromium", lambda: done.append("chromium"))
+    monkeypatch.setattr(names["subprocess"], "run", pytest_run)
+
+    args = ["--quick", "-x", "tests/rules"] if quick else ["-x", "tests/rules"]
+    assert dev["test"](args) == 0
+    if quick:
+        assert done == ["venv test", "ruff", "mypy", "pytest -m not slow -x tests/rules"]
+    else:
+        assert done == ["venv test", "compose", "chromium", "ruff", "mypy",
+                        "pytest -x tests/rules"]
