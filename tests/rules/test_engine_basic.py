@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from random import Random
 from typing import Any
 
@@ -26,18 +27,16 @@ from service.rules import (
 from service.rules.cards import standard_deck
 from service.rules.moves import (
     CutIn,
-    Discard,
-    Draw,
-    LayOff,
     MeldMove,
     Move,
     SwapJoker,
     Take,
     TakeFromMeld,
 )
+from tests.support import engine
+from tests.support.engine import Event, events_of, hand_end
 
 DECK = standard_deck()
-Event = dict[str, Any]
 
 # The rule ids of RULES.md sections C and BASIC, and those of other variants' moves that a
 # basic game must refuse. Every refusal must cite one of these (RULES.md: "Error responses
@@ -107,31 +106,6 @@ def start(hands: Sequence[str | Sequence[str] | None], *, dealer: int,
     return state
 
 
-def piece(token: str) -> Piece:
-    card, _, as_ = token.partition("=")
-    return Piece(card, as_ or None)
-
-
-def mv(text: str) -> Move:
-    """``draw stock`` · ``draw discard`` · ``meld 3H 4H 5H / 7S 7D 7C`` ·
-    ``lay m1 6H [@low|@high]`` · ``discard 7H``."""
-    word, _, rest = text.partition(" ")
-    if word == "draw":
-        return Draw(rest)
-    if word == "meld":
-        return MeldMove(tuple(tuple(piece(t) for t in part.split())
-                              for part in rest.split("/")))
-    if word == "lay":
-        meld_id, *cards = rest.split()
-        end = None
-        if cards[-1].startswith("@"):
-            end = cards.pop()[1:]
-        return LayOff(meld_id, tuple(piece(c) for c in cards), end)
-    if word == "discard":
-        return Discard(rest)
-    raise AssertionError(text)
-
-
 def check_conservation(state: GameState) -> None:
     """C-DECK: stock + discard + hands + melds are exactly the 52 cards."""
     cards = Counter(state.stock) + Counter(state.discard)
@@ -142,40 +116,8 @@ def check_conservation(state: GameState) -> None:
     assert cards == Counter(DECK)
 
 
-def play(state: GameState, *steps: tuple[int, str]) -> tuple[GameState, list[Event]]:
-    """Apply ``(seat, move)`` steps; every one must be legal and leave its input alone."""
-    events: list[Event] = []
-    for seat, text in steps:
-        before = state.to_dict()
-        new, evs = apply(state, seat, mv(text), Random(1))
-        assert state.to_dict() == before, f"apply modified its input state ({text})"
-        check_conservation(new)
-        state = new
-        events.extend(evs)
-    return state, events
-
-
-def refuse(state: GameState, seat: int, move: str | Move) -> Violation:
-    """The move is refused and the state is unchanged."""
-    before = state.to_dict()
-    with pytest.raises(Violation) as info:
-        apply(state, seat, mv(move) if isinstance(move, str) else move, Random(1))
-    assert state.to_dict() == before, "a refused move changed the state"
-    violation = info.value
-    assert violation.rule in RULE_IDS, f"{violation.rule!r} is not a RULES.md id"
-    assert [r.rule for r in violation.reasons if r.rule not in RULE_IDS] == []
-    assert (violation.reasons[0].code, violation.reasons[0].rule) == (violation.code,
-                                                                      violation.rule)
-    return violation
-
-
-def events_of(events: list[Event], kind: str) -> list[Event]:
-    return [e for e in events if e["type"] == kind]
-
-
-def hand_end(events: list[Event]) -> Event:
-    (end,) = events_of(events, "hand_end")
-    return end
+play = partial(engine.play, conserve=check_conservation)
+refuse = partial(engine.refuse, rule_ids=RULE_IDS)
 
 
 def stock_cycle(state: GameState, turns: int) -> tuple[GameState, list[Event]]:

@@ -43,6 +43,7 @@ from service.rules.rule_ids import RuleId
 from service.rules.ruleset import default_rules
 from service.rules.search import candidate_melds
 from service.rules.variants import find_variant
+from tests.support.engine import piece
 
 
 def _r51_value(rank: int, high: bool) -> int:
@@ -89,11 +90,6 @@ SHAPES: dict[str, MeldShape] = {
 }
 
 BASIC_SHAPES = ("basic-low", "basic-hol", "basic-around")
-
-
-def piece(token: str) -> Piece:
-    card, _, as_ = token.partition("=")
-    return Piece(card, as_ or None)
 
 
 def pieces(text: str) -> tuple[Piece, ...]:

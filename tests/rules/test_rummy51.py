@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from random import Random
 from typing import Any
 
@@ -39,20 +40,16 @@ from service.rules.engine import context
 from service.rules.legal import legal_moves
 from service.rules.melds import MeldError
 from service.rules.moves import (
-    Discard,
-    Draw,
-    LayOff,
-    MeldMove,
     Move,
     SwapJoker,
-    Take,
-    TakeFromMeld,
     move_from_dict,
 )
 from service.rules.planning import Table
 from service.rules.ruleset import resolve_rules
 from service.rules.state import COMPILED, TableMeld
 from service.rules.variants.base import Turn
+from tests.support import engine
+from tests.support.engine import Event, events_of, hand_end, piece
 from tests.support.rummy51_game import (
     DECK,
     L14,
@@ -71,7 +68,6 @@ from tests.support.rummy51_game import (
     sizes,
 )
 
-Event = dict[str, Any]
 BOTH = (R51, L14)
 
 # Every rule id of RULES.md: a refusal must cite one of them.
@@ -104,44 +100,6 @@ def start(variant: str, hands: Sequence[str | Sequence[str] | None], stock: str 
 # Moves and checks
 
 
-def piece(token: str) -> Piece:
-    card, _, as_ = token.partition("=")
-    return Piece(card, as_ or None)
-
-
-def mv(text: str) -> Move:
-    """``draw stock`` · ``draw discard`` · ``meld 3H 4H 5H / 7S 7D JK=7C + m1 8H`` (new
-    melds, then lay-offs) · ``lay m1 6H [@low|@high]`` · ``swap m2 6D`` ·
-    ``take m1:9H m2:QS / 9H 9S 9D`` · ``discard 7H`` (``discard 7H !`` announces)."""
-    word, _, rest = text.partition(" ")
-    if word == "draw":
-        return Draw(rest)
-    if word == "meld":
-        new, *lays = rest.split("+")
-        lay_offs = []
-        for lay in lays:
-            meld_id, *laid = lay.split()
-            lay_offs.append(LayOff(meld_id, tuple(piece(t) for t in laid)))
-        return MeldMove(tuple(tuple(piece(t) for t in part.split()) for part in new.split("/")),
-                        tuple(lay_offs))
-    if word == "lay":
-        meld_id, *laid = rest.split()
-        end = laid.pop()[1:] if laid[-1].startswith("@") else None
-        return LayOff(meld_id, tuple(piece(t) for t in laid), end)
-    if word == "swap":
-        meld_id, card = rest.split()
-        return SwapJoker(meld_id, card)
-    if word == "take":
-        takes, _, melds = rest.partition("/")
-        return TakeFromMeld(
-            tuple(Take(*t.split(":")) for t in takes.split()),
-            tuple(tuple(piece(t) for t in part.split()) for part in melds.split("/")))
-    if word == "discard":
-        card, *bang = rest.split()
-        return Discard(card, announce=bang == ["!"])
-    raise AssertionError(text)
-
-
 def check_conservation(state: GameState) -> None:
     """C-DECK: stock + discard pile + hands + melds are exactly the 108 cards."""
     assert Counter(state.all_cards()) == Counter(DECK)
@@ -149,32 +107,8 @@ def check_conservation(state: GameState) -> None:
         assert len(meld.cards) == len(meld.idents)
 
 
-def play(state: GameState, *steps: tuple[int, str]) -> tuple[GameState, list[Event]]:
-    """Apply ``(seat, move)`` steps; each must be legal and leave its input alone."""
-    events: list[Event] = []
-    for seat, text in steps:
-        before = state.to_dict()
-        try:
-            new, evs = apply(state, seat, mv(text), Random(1))
-        except Violation as exc:
-            raise AssertionError(f"seat {seat} {text!r} refused: {exc!r}") from None
-        assert state.to_dict() == before, f"apply modified its input state ({text})"
-        check_conservation(new)
-        state = new
-        events.extend(evs)
-    return state, events
-
-
-def refuse(state: GameState, seat: int, move: str | Move) -> Violation:
-    """The move is refused, the state unchanged, and every reason cites a RULES.md id."""
-    before = state.to_dict()
-    with pytest.raises(Violation) as info:
-        apply(state, seat, mv(move) if isinstance(move, str) else move, Random(1))
-    assert state.to_dict() == before, "a refused move changed the state"
-    violation = info.value
-    assert (violation.reasons[0].code, violation.reasons[0].rule) == (violation.code,
-                                                                      violation.rule)
-    return violation
+play = partial(engine.play, conserve=check_conservation)
+refuse = engine.refuse
 
 
 def why(violation: Violation) -> list[tuple[Code, str, str]]:
@@ -188,15 +122,6 @@ def assert_refused(state: GameState, seat: int, move: str | Move,
     unknown = [r.rule for r in violation.reasons if r.rule not in RULE_IDS]
     assert unknown == [], f"not RULES.md ids: {unknown}"
     return violation
-
-
-def events_of(events: list[Event], kind: str) -> list[Event]:
-    return [e for e in events if e["type"] == kind]
-
-
-def hand_end(events: list[Event]) -> Event:
-    (end,) = events_of(events, "hand_end")
-    return end
 
 
 def meld_of(state: GameState, meld_id: str) -> tuple[int, str, list[str], list[str], int]:

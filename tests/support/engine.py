@@ -1,0 +1,106 @@
+"""Moves written as text, and the engine's answers to them checked as every engine test
+checks them: ``apply`` leaves its input alone, a refusal changes nothing."""
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from random import Random
+from typing import Any
+
+import pytest
+
+from service.rules import GameState, Piece, Violation, apply
+from service.rules.moves import (
+    Discard,
+    Draw,
+    LayOff,
+    MeldMove,
+    Move,
+    SwapJoker,
+    Take,
+    TakeFromMeld,
+)
+
+Event = dict[str, Any]
+
+
+def piece(token: str) -> Piece:
+    """``7H``, or a wild with the card it stands for: ``JK=7C``."""
+    card, _, as_ = token.partition("=")
+    return Piece(card, as_ or None)
+
+
+def mv(text: str) -> Move:
+    """``draw stock`` · ``draw discard`` · ``meld 3H 4H 5H / 7S 7D JK=7C + m1 8H`` (new
+    melds, then lay-offs) · ``lay m1 6H [@low|@high]`` · ``swap m2 6D`` ·
+    ``take m1:9H m2:QS / 9H 9S 9D`` · ``discard 7H`` (``discard 7H !`` announces)."""
+    word, _, rest = text.partition(" ")
+    if word == "draw":
+        return Draw(rest)
+    if word == "meld":
+        new, *lays = rest.split("+")
+        lay_offs = []
+        for lay in lays:
+            meld_id, *laid = lay.split()
+            lay_offs.append(LayOff(meld_id, tuple(piece(t) for t in laid)))
+        return MeldMove(tuple(tuple(piece(t) for t in part.split()) for part in new.split("/")),
+                        tuple(lay_offs))
+    if word == "lay":
+        meld_id, *laid = rest.split()
+        end = laid.pop()[1:] if laid[-1].startswith("@") else None
+        return LayOff(meld_id, tuple(piece(t) for t in laid), end)
+    if word == "swap":
+        meld_id, card = rest.split()
+        return SwapJoker(meld_id, card)
+    if word == "take":
+        takes, _, melds = rest.partition("/")
+        return TakeFromMeld(
+            tuple(Take(*t.split(":")) for t in takes.split()),
+            tuple(tuple(piece(t) for t in part.split()) for part in melds.split("/")))
+    if word == "discard":
+        card, *bang = rest.split()
+        return Discard(card, announce=bang == ["!"])
+    raise AssertionError(text)
+
+
+def play(state: GameState, *steps: tuple[int, str],
+         conserve: Callable[[GameState], None]) -> tuple[GameState, list[Event]]:
+    """Apply ``(seat, move)`` steps; each must be legal, leave its input alone and keep
+    every card (``conserve`` checks the new state)."""
+    events: list[Event] = []
+    for seat, text in steps:
+        before = state.to_dict()
+        try:
+            new, evs = apply(state, seat, mv(text), Random(1))
+        except Violation as exc:
+            raise AssertionError(f"seat {seat} {text!r} refused: {exc!r}") from None
+        assert state.to_dict() == before, f"apply modified its input state ({text})"
+        conserve(new)
+        state = new
+        events.extend(evs)
+    return state, events
+
+
+def refuse(state: GameState, seat: int, move: str | Move,
+           rule_ids: Collection[str] | None = None) -> Violation:
+    """The move is refused and the state unchanged; the first reason is the violation's own;
+    with ``rule_ids``, the violation and every reason cite one of them."""
+    before = state.to_dict()
+    with pytest.raises(Violation) as info:
+        apply(state, seat, mv(move) if isinstance(move, str) else move, Random(1))
+    assert state.to_dict() == before, "a refused move changed the state"
+    violation = info.value
+    if rule_ids is not None:
+        assert violation.rule in rule_ids, f"{violation.rule!r} is not a rule id here"
+        assert [r.rule for r in violation.reasons if r.rule not in rule_ids] == []
+    assert (violation.reasons[0].code, violation.reasons[0].rule) == (violation.code,
+                                                                      violation.rule)
+    return violation
+
+
+def events_of(events: list[Event], kind: str) -> list[Event]:
+    return [e for e in events if e["type"] == kind]
+
+
+def hand_end(events: list[Event]) -> Event:
+    (end,) = events_of(events, "hand_end")
+    return end
