@@ -8,7 +8,7 @@ melds). Over whole random games the answers average 1.5-4.3 KB by variant and ar
 
 The zlib header names the dictionary by its Adler-32 checksum, and a record may be read
 for as long as idempotency keys are kept (``RUMMY_IDEMPOTENCY_TTL_SECONDS``), by the next
-version of the service too: a dictionary is never changed (tests/test_idempotency.py pins
+version of the service too: a dictionary is never changed (tests/store/test_idempotency.py pins
 each checksum). To improve one, add it under a new name to :data:`DICTIONARIES` and keep the
 old one in :data:`RETIRED` for at least a day. An answer of a variant without a dictionary
 is compressed without one; a stored answer that is plain JSON (``{…``: what earlier

@@ -113,7 +113,7 @@ def store(redis_url: str) -> Iterator[GameStore]:
 @pytest.fixture
 def app(redis_url: str) -> Iterator[Flask]:
     """The Flask app on the emptied session Redis."""
-    # rate limits are tested on their own (tests/test_security.py); elsewhere they would
+    # rate limits are tested on their own (tests/api/test_security.py); elsewhere they would
     # only make the suite's many quick requests flaky
     application = create_app(Settings(redis_url=redis_url, rate_limits=(),
                                       create_rate_limits=(), verify_rate_limits=(),

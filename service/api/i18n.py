@@ -12,7 +12,7 @@ parameters); here the template is looked up in the catalog of the request's lang
 formatted with the same parameters.
 
 Catalogs: ``service/translations/<lang>/LC_MESSAGES/messages.po``, compiled to ``.mo`` beside
-them (both committed; tests/test_i18n.py checks they are complete and in step). After adding
+them (both committed; tests/api/test_i18n.py checks they are complete and in step). After adding
 or changing a message::
 
     pybabel extract -F babel.cfg --no-default-keywords -k N_ --omit-header --no-location \\
@@ -65,7 +65,7 @@ FIXED_DETAILS = (
     N_("the referee hit an unexpected error; nothing was changed"),
 )
 """Fixed details written as plain strings elsewhere (the referee, routes, the store): a
-detail equal to one of these is translated by catalog look-up (tests/test_i18n.py checks
+detail equal to one of these is translated by catalog look-up (tests/api/test_i18n.py checks
 each still occurs in the service's source)."""
 
 

@@ -1,6 +1,6 @@
 """Random games against the rules engine, played by its own legal-move listing.
 
-    .venv/bin/python tests/fuzz_rules.py [--seed N] [--seconds S]
+    .venv/bin/python tests/rules/fuzz_rules.py [--seed N] [--seconds S]
 
 Games of every variant, with random knob values and every seat count, each move chosen at
 random among what :func:`~service.rules.legal.legal_moves` lists for the seat to move (and
@@ -23,7 +23,7 @@ it checks what the engine promises:
   itself is listed at the end it goes to).
 
 It prints each problem with the game's variant and knobs, and a summary; the exit status
-is 1 when it found any. ``tests/test_fuzz_rules.py`` runs it briefly; longer runs (minutes,
+is 1 when it found any. ``tests/rules/test_fuzz_rules.py`` runs it briefly; longer runs (minutes,
 several seeds at once) found games that could reach a state with no legal move at all.
 """
 

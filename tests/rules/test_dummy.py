@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from random import Random
 from typing import Any
 
@@ -23,7 +24,6 @@ from service.rules import (
     MeldError,
     Rules,
     RulesError,
-    Violation,
     apply,
     check_meld,
     new_game,
@@ -43,32 +43,14 @@ from service.rules.variants.dummy import (
     dummy_state,
     fit_contract,
 )
-from tests.support import hidden_cards
+from tests.support import engine, hidden_cards
 from tests.support.bot import choose_move, legal_discard, maybe_cut_in
 from tests.support.dummy_game import DECK, game
-
-
-def melds(*texts: str) -> MeldMove:
-    return MeldMove(tuple(tuple(Piece(c) for c in t.split()) for t in texts))
+from tests.support.engine import melds, ok, refused
 
 
 def lay(meld_id: str, text: str) -> LayOff:
     return LayOff(meld_id, tuple(Piece(c) for c in text.split()))
-
-
-def ok(state: GameState, seat: int, *moves: Move) -> GameState:
-    for move in moves:
-        state, _ = apply(state, seat, move, Random(0))
-    return state
-
-
-def refused(state: GameState, seat: int, move: Move, code: Code, rule: str) -> Violation:
-    before = state.to_dict()
-    with pytest.raises(Violation) as caught:
-        apply(state, seat, move, Random(0))
-    assert (caught.value.code, caught.value.rule) == (code, rule), caught.value
-    assert state.to_dict() == before
-    return caught.value
 
 
 def events_of(state: GameState, seat: int, move: Move) -> tuple[GameState, list[Any]]:
@@ -783,17 +765,7 @@ def probe(state: GameState, rng: Random) -> tuple[int, Move]:
     return seat, Discard(rng.choice(hand))
 
 
-def attempt(state: GameState, seat: int, move: Move,
-            rng: Random) -> tuple[GameState | None, list[dict[str, Any]]]:
-    before = state.to_dict()
-    try:
-        new, events = apply(state, seat, move, rng)
-    except Violation as violation:
-        assert violation.code and violation.rule.startswith(("C-", "DUMMY-", "BASIC-"))
-        assert state.to_dict() == before, f"refused {move} changed the state"
-        return None, []
-    assert state.to_dict() == before, f"applied {move} changed its input state"
-    return new, events
+attempt = partial(engine.attempt, rules=("C-", "DUMMY-", "BASIC-"))
 
 
 DUMMY_KNOBS = st.fixed_dictionaries({

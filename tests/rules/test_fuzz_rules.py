@@ -1,4 +1,4 @@
-"""The engine fuzzer (tests/fuzz_rules.py), briefly: random games of every variant played by
+"""The engine fuzzer (tests/rules/fuzz_rules.py), briefly: random games of every variant played by
 the legal-move listing find nothing wrong, and the fuzzer does report what is wrong."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Invariants of random basic games played by the test bot (tests/bot.py).
+"""Invariants of random basic games played by the test bot (tests/support/bot.py).
 
 For random player counts and knob combinations, after every move:
 
@@ -23,8 +23,6 @@ from hypothesis import strategies as st
 
 from service.rules import (
     GameState,
-    Violation,
-    apply,
     new_game,
     public_view,
     redact_event,
@@ -34,6 +32,7 @@ from service.rules.cards import standard_deck
 from service.rules.melds import Piece
 from service.rules.moves import Discard, Draw, LayOff, MeldMove, Move
 from tests.support.bot import choose_move
+from tests.support.engine import attempt
 
 DECK = standard_deck()
 CARD_CODES = frozenset(DECK) | {"JK"}
@@ -144,20 +143,6 @@ def probe(state: GameState, rng: Random) -> Move:
     return MeldMove(((Piece(rng.choice(not_held)), Piece(hand[0]), Piece(hand[-1])),))
 
 
-def apply_checked(state: GameState, seat: int, move: Move,
-                  rng: Random) -> tuple[GameState | None, list[dict[str, Any]]]:
-    """Apply ``move``; the input state is unchanged whether it is refused or not."""
-    before = state.to_dict()
-    try:
-        new, events = apply(state, seat, move, rng)
-    except Violation as violation:
-        assert state.to_dict() == before, f"refused {move} changed the state"
-        assert violation.code and violation.rule and violation.detail
-        return None, []
-    assert state.to_dict() == before, f"applied {move} changed its input state"
-    return new, events
-
-
 def fallback(state: GameState, seat: int) -> Move:
     if state.phase == "draw":
         return Draw("stock")
@@ -179,7 +164,7 @@ def test_random_games_keep_the_invariants(players: int, knobs: dict[str, Any],
     while state.status == "playing" and version < MAX_MOVES:
         # a probe (usually refused): out of turn or a random move of the seat to play
         other = rng.randrange(players)
-        new, events = apply_checked(state, other, probe(state, rng), Random(0))
+        new, events = attempt(state, other, probe(state, rng), Random(0))
         if new is None:
             refused += 1
         else:
@@ -187,9 +172,9 @@ def test_random_games_keep_the_invariants(players: int, knobs: dict[str, Any],
             check_events(events, players)
         # the bot's move, or a plain draw / discard if the engine refuses it
         seat = state.turn
-        new, events = apply_checked(state, seat, choose_move(state, seat, rng), rng)
+        new, events = attempt(state, seat, choose_move(state, seat, rng), rng)
         if new is None:
-            new, events = apply_checked(state, seat, fallback(state, seat), rng)
+            new, events = attempt(state, seat, fallback(state, seat), rng)
         assert new is not None
         state = new
         version += 1

@@ -1,4 +1,5 @@
-"""Invariants of random Rummy 51 and Lebanese 14 games played by the test bot (tests/bot.py).
+"""Invariants of random Rummy 51 and Lebanese 14 games played by the test bot
+(tests/support/bot.py).
 
 For both presets, random player counts and random knob combinations, after every move:
 
@@ -20,15 +21,12 @@ from collections.abc import Iterator
 from random import Random
 from typing import Any
 
-import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.rules import (
     GameState,
     Piece,
-    Violation,
-    apply,
     new_game,
     public_view,
     redact_event,
@@ -49,6 +47,7 @@ from service.rules.moves import (
 )
 from service.rules.search import candidate_melds
 from tests.support.bot import choose_move, legal_discard
+from tests.support.engine import attempt
 
 DECK = standard_deck(2, 4)
 CODES = frozenset(DECK)
@@ -186,24 +185,6 @@ def probe(state: GameState, rng: Random) -> tuple[int, Move]:
     if choice == 7 and melds:
         return seat, LayOff(rng.choice(melds).id, (Piece(JOKER),))
     return seat, MeldMove(((Piece(rng.choice(not_held)), Piece(hand[0]), Piece(hand[-1])),))
-
-
-def attempt(state: GameState, seat: int, move: Move,
-            rng: Random) -> tuple[GameState | None, list[dict[str, Any]]]:
-    """Apply ``move``; the input state is unchanged whether it is refused or not, and the
-    only exception a refusal raises is Violation."""
-    before = state.to_dict()
-    try:
-        new, events = apply(state, seat, move, rng)
-    except Violation as violation:
-        assert state.to_dict() == before, f"refused {move} changed the state"
-        assert violation.code and violation.rule and violation.detail
-        return None, []
-    assert state.to_dict() == before, f"applied {move} changed its input state"
-    stored = orjson.loads(orjson.dumps(new.to_compact()))
-    assert GameState.from_dict(stored).to_dict() == new.to_dict(), \
-        f"the state after {move} does not read back from its stored form"
-    return new, events
 
 
 def rescue_moves(state: GameState, seat: int) -> Iterator[Move]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from random import Random
 from typing import Any
 
@@ -24,7 +25,6 @@ from service.rules import (
     MeldError,
     Rules,
     RulesError,
-    Violation,
     apply,
     check_meld,
     new_game,
@@ -35,11 +35,12 @@ from service.rules.cards import standard_deck
 from service.rules.engine import SetupError, meld_shape
 from service.rules.legal import legal_moves
 from service.rules.melds import Piece
-from service.rules.moves import Discard, Draw, LayOff, MeldMove, Move, SwapJoker
+from service.rules.moves import Discard, Draw, LayOff, Move, SwapJoker
 from service.rules.ruleset import default_rules, resolve_rules
 from service.rules.variants.wrotham import WROTHAM, is_late_deal
-from tests.support import hidden_cards
+from tests.support import engine, hidden_cards
 from tests.support.bot import choose_move, legal_discard
+from tests.support.engine import melds, ok, refused
 from tests.support.hidden_cards import card_strings
 
 DECK = standard_deck(1, 3)
@@ -83,25 +84,6 @@ def game(deals: Sequence[dict[str, Any]], players: int = 2,
     state, _ = new_game("wrotham", [f"p{i}" for i in range(players)], rules, players - 1,
                         list(deals), Random(0))
     return state
-
-
-def melds(*texts: str) -> MeldMove:
-    return MeldMove(tuple(tuple(Piece(c) for c in t.split()) for t in texts))
-
-
-def ok(state: GameState, seat: int, *moves: Move) -> GameState:
-    for move in moves:
-        state, _ = apply(state, seat, move, Random(0))
-    return state
-
-
-def refused(state: GameState, seat: int, move: Move, code: Code, rule: str) -> Violation:
-    before = state.to_dict()
-    with pytest.raises(Violation) as caught:
-        apply(state, seat, move, Random(0))
-    assert (caught.value.code, caught.value.rule) == (code, rule), caught.value
-    assert state.to_dict() == before
-    return caught.value
 
 
 def go_out_quick(state: GameState) -> GameState:
@@ -457,17 +439,7 @@ def probe(state: GameState, rng: Random) -> tuple[int, Move]:
     return seat, Discard(rng.choice(hand))
 
 
-def attempt(state: GameState, seat: int, move: Move,
-            rng: Random) -> tuple[GameState | None, list[dict[str, Any]]]:
-    before = state.to_dict()
-    try:
-        new, events = apply(state, seat, move, rng)
-    except Violation as violation:
-        assert violation.rule.startswith(("C-", "WROTHAM-", "BASIC-")), violation
-        assert state.to_dict() == before, f"refused {move} changed the state"
-        return None, []
-    assert state.to_dict() == before, f"applied {move} changed its input state"
-    return new, events
+attempt = partial(engine.attempt, rules=("C-", "WROTHAM-", "BASIC-"))
 
 
 WROTHAM_KNOBS = st.fixed_dictionaries({

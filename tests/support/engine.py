@@ -6,9 +6,10 @@ from collections.abc import Callable, Collection
 from random import Random
 from typing import Any
 
+import orjson
 import pytest
 
-from service.rules import GameState, Piece, Violation, apply
+from service.rules import Code, GameState, Piece, Violation, apply
 from service.rules.moves import (
     Discard,
     Draw,
@@ -104,3 +105,45 @@ def events_of(events: list[Event], kind: str) -> list[Event]:
 def hand_end(events: list[Event]) -> Event:
     (end,) = events_of(events, "hand_end")
     return end
+
+
+def melds(*texts: str) -> MeldMove:
+    """A meld move of naturals: ``melds("3H 4H 5H", "9S 9D 9C")``."""
+    return MeldMove(tuple(tuple(Piece(c) for c in t.split()) for t in texts))
+
+
+def ok(state: GameState, seat: int, *moves: Move) -> GameState:
+    """Apply legal moves of one seat in turn."""
+    for move in moves:
+        state, _ = apply(state, seat, move, Random(0))
+    return state
+
+
+def refused(state: GameState, seat: int, move: Move, code: Code, rule: str) -> Violation:
+    """The move is refused with this code and rule, and the state unchanged."""
+    before = state.to_dict()
+    with pytest.raises(Violation) as caught:
+        apply(state, seat, move, Random(0))
+    assert (caught.value.code, caught.value.rule) == (code, rule), caught.value
+    assert state.to_dict() == before
+    return caught.value
+
+
+def attempt(state: GameState, seat: int, move: Move, rng: Random,
+            rules: tuple[str, ...] = ()) -> tuple[GameState | None, list[dict[str, Any]]]:
+    """Apply ``move``: the input state is unchanged whether it is refused or not, the only
+    exception a refusal raises is Violation, with a code, a rule (one starting with one of
+    ``rules`` if given) and a detail, and a new state reads back from its stored form."""
+    before = state.to_dict()
+    try:
+        new, events = apply(state, seat, move, rng)
+    except Violation as violation:
+        assert state.to_dict() == before, f"refused {move} changed the state"
+        assert violation.code and violation.rule and violation.detail, violation
+        assert not rules or violation.rule.startswith(rules), violation
+        return None, []
+    assert state.to_dict() == before, f"applied {move} changed its input state"
+    stored = orjson.loads(orjson.dumps(new.to_compact()))
+    assert GameState.from_dict(stored).to_dict() == new.to_dict(), \
+        f"the state after {move} does not read back from its stored form"
+    return new, events
