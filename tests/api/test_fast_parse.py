@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from flask import Request
 from flask.testing import FlaskClient
 from hypothesis import given, settings
@@ -36,6 +37,7 @@ bodies = st.one_of(
     value)
 
 
+@pytest.mark.slow  # a long random run
 @settings(max_examples=3000, deadline=None)
 @given(body=bodies)
 def test_whatever_the_fast_path_accepts_the_schema_loads_unchanged(body: Any) -> None:

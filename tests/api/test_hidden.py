@@ -190,6 +190,7 @@ class Table:
         return True
 
 
+@pytest.mark.slow  # a long random run
 @pytest.mark.parametrize("variant", list(STEPS))
 def test_no_answer_shows_a_card_its_viewer_may_not_see(client: FlaskClient, store: GameStore,
                                                        variant: str) -> None:
