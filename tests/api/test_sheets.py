@@ -16,8 +16,7 @@ from service.app import create_app
 from service.config import Settings
 from service.rules.cards import CardError, read_card
 from service.sheets import MAX_HANDS, NAMESPACE
-
-PROBLEM = "application/problem+json"
+from tests.support.problems import PROBLEM
 
 
 def new_sheet(client: FlaskClient, variant: str = "rummy51",

@@ -9,14 +9,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from deals import arranged, auth
 from flask import Flask
 from flask.testing import FlaskClient
-from hidden_cards import card_strings, check_join_answer, check_waiting_view
 
 from service.app import create_app
 from service.config import Settings
 from service.referee.lobby import CODE_ALPHABET, normal_code
+from tests.support.deals import arranged, auth
+from tests.support.hidden_cards import card_strings, check_join_answer, check_waiting_view
 
 B_HANDS = [["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"],
            ["KS", "KH", "5D", "6D", "7D", "AS", "2S", "8C", "9S", "JD"]]
