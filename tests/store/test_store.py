@@ -30,6 +30,7 @@ from service.store import (
     game_keys,
     make_client,
 )
+from tests.support.redis_servers import running
 
 # --- helpers -----------------------------------------------------------------------------------
 
@@ -51,13 +52,8 @@ def evalsha_calls(client: redis.Redis) -> int:
 @pytest.fixture
 def own_server(redis_server: RedisServer, tmp_path: Path) -> Iterator[RedisServer]:
     """A redis-server of this test alone (same binary as the session one), for fault tests."""
-    server = RedisServer(tmp_path / "redis", binary=redis_server.binary)
-    server.start()
-    try:
+    with running(RedisServer(tmp_path / "redis", binary=redis_server.binary)) as server:
         yield server
-    finally:
-        server.resume()
-        server.stop()
 
 
 @pytest.fixture

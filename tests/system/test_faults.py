@@ -25,6 +25,7 @@ from random import Random
 import pytest
 
 from service.redis_server import RedisServer
+from tests.support.redis_servers import running
 from tests.support.reliability import (
     Accepted,
     Game,
@@ -65,14 +66,11 @@ def own_redis(redis_server: RedisServer, tmp_path: Path,
     shm = Path("/dev/shm")
     data = (Path(tempfile.mkdtemp(prefix="rummy-aof-", dir=shm))
             if appendfsync == "everysec" and shm.is_dir() else tmp_path / "redis")
-    server = RedisServer(data, binary=redis_server.binary,
-                         appendonly=True, appendfsync=appendfsync)
-    server.start()
     try:
-        yield server
+        with running(RedisServer(data, binary=redis_server.binary,
+                                 appendonly=True, appendfsync=appendfsync)) as server:
+            yield server
     finally:
-        server.resume()
-        server.stop()
         if data.parent == shm:
             shutil.rmtree(data, ignore_errors=True)
 

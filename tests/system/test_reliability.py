@@ -35,6 +35,7 @@ from service.app import create_app
 from service.config import Settings
 from service.redis_server import RedisServer
 from tests.support.http_player import FlaskTransport, Reply, Transport
+from tests.support.redis_servers import running
 from tests.support.reliability import (
     REQUEST_TIMEOUT,
     Accepted,
@@ -75,14 +76,9 @@ def served(redis_server: RedisServer,
 @pytest.fixture
 def own_redis(redis_server: RedisServer, tmp_path: Path) -> Iterator[RedisServer]:
     """A redis-server of this test alone (AOF, appendfsync everysec), for fault tests."""
-    server = RedisServer(tmp_path / "redis", binary=redis_server.binary,
-                         appendonly=True, appendfsync="everysec")
-    server.start()
-    try:
+    with running(RedisServer(tmp_path / "redis", binary=redis_server.binary,
+                             appendonly=True, appendfsync="everysec")) as server:
         yield server
-    finally:
-        server.resume()
-        server.stop()
 
 
 # --- 1. concurrency -----------------------------------------------------------------------------
