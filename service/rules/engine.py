@@ -25,12 +25,15 @@ from service.rules.errors import N_, Code, Violation
 from service.rules.melds import MeldShape
 from service.rules.memo import ByIdentity
 from service.rules.moves import (
+    Abort,
+    ClaimTimeout,
     CutIn,
     Discard,
     Draw,
     LayOff,
     MeldMove,
     Move,
+    Resign,
     SwapJoker,
     TakeFromMeld,
 )
@@ -80,12 +83,14 @@ def context(state: GameState) -> tuple[Variant, Rules, VariantRules]:
 
 def new_game(variant_id: str, players: Sequence[str], rules: Mapping[str, Any] | None = None,
              dealer: int | None = None, deals: Sequence[Mapping[str, Any]] | None = None,
-             rng: Random | None = None, *, first_deal: dict[str, Any] | None = None
-             ) -> tuple[GameState, list[Event]]:
+             rng: Random | None = None, *, first_deal: dict[str, Any] | None = None,
+             now: int | None = None) -> tuple[GameState, list[Event]]:
     """A new game with hand 1 dealt; raise :class:`SetupError` or ``RulesError``.
 
     ``first_deal`` (internal form, stock top last) deals hand 1 as given without checks:
-    the verifier replays revealed deals with it.
+    the verifier replays revealed deals with it. ``now`` (Unix time, ms, the caller's
+    store's clock) starts the first turn's clock in a game with knob ``clock`` (C-CLOCK);
+    without it the turn has no deadline.
     """
     rng = rng or _SYSTEM_RANDOM
     try:
@@ -104,9 +109,10 @@ def new_game(variant_id: str, players: Sequence[str], rules: Mapping[str, Any] |
     arranged = [normalize_deal(variant, n, dealer, i, d) for i, d in enumerate(deals or [])]
     state = GameState(variant=variant.id, rules=values, players=list(players), dealer=dealer,
                       totals=[0] * n, arranged=bool(arranged), deals=arranged[1:],
-                      out_of_match=[False] * n)
+                      out_of_match=[False] * n, started=False)
     events = deal_hand(state, variant, variant_rules(variant.id), rng,
                        first_deal or (arranged[0] if arranged else None))
+    state.deadline = _deadline(Rules.of(values), now)
     return state, events
 
 
@@ -232,23 +238,32 @@ def deal_hand(state: GameState, variant: Variant, vr: VariantRules, rng: Random,
 # Applying a move
 
 
-def apply(state: GameState, seat: int, move: Move,
-          rng: Random | None = None) -> tuple[GameState, list[Event]]:
+def apply(state: GameState, seat: int, move: Move, rng: Random | None = None,
+          now: int | None = None) -> tuple[GameState, list[Event]]:
     """Check ``move`` by ``seat`` and apply it to a copy of ``state``.
 
     Raise :class:`Violation` when it is illegal (``state`` unchanged either way). ``rng``
-    shuffles rebuilt stocks and new deals (default: ``secrets.SystemRandom``).
+    shuffles rebuilt stocks and new deals (default: ``secrets.SystemRandom``). ``now`` is
+    the time of the move (Unix time, ms) as the caller's store tells it: a game with knob
+    ``clock`` reads it to start a turn's clock and to judge a timeout claim (C-CLOCK); the
+    engine never reads a clock itself.
     """
     variant, rules, vr = context(state)
     rng = rng or _SYSTEM_RANDOM
+    if state.status == "aborted":
+        raise Violation(Code.GAME_FINISHED, RuleId.C_ABORT, N_("the game was aborted"))
     if state.status != "playing":
         raise Violation(Code.GAME_FINISHED, variant.end_rule, N_("the match is over"))
     if not 0 <= seat < state.players_count:
         raise Violation(Code.NOT_YOUR_TURN, RuleId.C_SEAT, N_("no seat {seat} in this game"),
                         seat=seat)
     new = state.copy()
+    if isinstance(move, Resign | Abort | ClaimTimeout):
+        return new, _end_early(new, seat, move, rules, vr, now)
     if isinstance(move, CutIn):
-        return new, vr.cut_in(new, seat, rng)
+        events = vr.cut_in(new, seat, rng)
+        new.started = True
+        return new, events
     if seat != state.turn:
         raise Violation(Code.NOT_YOUR_TURN, RuleId.C_TURN,
                         N_("it is seat {seat}'s turn ({name})"), seat=state.turn,
@@ -268,4 +283,77 @@ def apply(state: GameState, seat: int, move: Move,
         turn.take_from_meld(move)
     if turn.hand_over and new.status == "playing":
         turn.events.extend(next_hand(new, variant, vr, rng))
+    new.started = True
+    if rules.clock is not None:
+        if new.status != "playing":
+            new.deadline = None
+        elif (new.turn, new.hand_number) != (state.turn, state.hand_number):
+            new.deadline = _deadline(rules, now)  # a new turn starts: its clock (C-CLOCK)
     return new, turn.events
+
+
+def _deadline(rules: Rules, now: int | None) -> int | None:
+    """The deadline of a turn starting ``now`` (C-CLOCK); None without a clock or a time."""
+    seconds = rules.turn_seconds
+    if seconds is None or now is None:
+        return None
+    return now + seconds * 1000
+
+
+def clock_expired(state: GameState, now: int | None) -> bool:
+    """Whether the current turn's deadline has passed at ``now`` (C-CLOCK)."""
+    return (state.status == "playing" and state.deadline is not None and now is not None
+            and now >= state.deadline)
+
+
+def _end_early(state: GameState, seat: int, move: Resign | Abort | ClaimTimeout,
+               rules: Rules, vr: VariantRules, now: int | None) -> list[Event]:
+    """End the match in ``state`` (a copy) before it is played out: an abort (C-ABORT), a
+    resignation (C-RESIGN) or a claimed timeout (C-CLOCK). The hand in progress is not
+    scored; its deal is revealed."""
+    if isinstance(move, Abort):
+        if state.started:
+            raise Violation(Code.ABORT_TOO_LATE, RuleId.C_ABORT,
+                            N_("a game can be aborted only before its first move; resign "
+                               "instead"))
+        events: list[Event] = [{"type": "abort", "seat": seat}]
+        _finish(state, "aborted", {"reason": "aborted", "seat": seat}, [], events)
+        return events
+    if state.out_of_match and state.out_of_match[seat]:
+        raise Violation(Code.OUT_OF_MATCH, RuleId.R51_END,
+                        N_("seat {seat} is out of the match already"), seat=seat)
+    if isinstance(move, Resign):
+        loser = seat
+        events = [{"type": "resign", "seat": seat}]
+        reason = "resigned"
+    else:
+        if rules.clock is None:
+            raise Violation(Code.NO_CLOCK, RuleId.C_CLOCK,
+                            N_("this game has no clock (knob clock): there is no timeout "
+                               "to claim"))
+        loser = state.turn
+        if seat == loser:
+            raise Violation(Code.OWN_TIMEOUT, RuleId.C_CLOCK,
+                            N_("it is your own turn: another seat may claim your timeout"))
+        if not clock_expired(state, now):
+            raise Violation(Code.CLOCK_NOT_EXPIRED, RuleId.C_CLOCK,
+                            N_("seat {seat}'s turn has time left"), seat=loser)
+        events = [{"type": "claim_timeout", "seat": seat, "late": loser}]
+        reason = "timeout"
+    winners = vr.winners_without(state, rules, loser)
+    _finish(state, "finished", {"reason": reason, "seat": loser}, winners, events)
+    return events
+
+
+def _finish(state: GameState, status: str, end: dict[str, Any], winners: list[int],
+            events: list[Event]) -> None:
+    state.status, state.end, state.winners = status, end, winners
+    state.phase = "over"
+    state.deadline = None
+    state.started = True
+    revealed = fairness.reveal(state)
+    if revealed is not None:
+        events.append(revealed)
+    if status == "finished":
+        events.append({"type": "game_end", "winners": winners, "totals": list(state.totals),
+                       "end": dict(end)})

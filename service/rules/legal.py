@@ -38,12 +38,15 @@ from service.rules.engine import apply, context
 from service.rules.errors import Violation
 from service.rules.melds import Meld, MeldShape, Piece, may_lay_off
 from service.rules.moves import (
+    Abort,
+    ClaimTimeout,
     CutIn,
     Discard,
     Draw,
     LayOff,
     MeldMove,
     Move,
+    Resign,
     SwapJoker,
     Take,
     TakeFromMeld,
@@ -69,9 +72,10 @@ class LegalMoves:
                 "truncated": self.truncated, "compound": self.compound}
 
 
-def _accepts(state: GameState, seat: int, move: Move, rng: Random | None = None) -> bool:
+def _accepts(state: GameState, seat: int, move: Move, rng: Random | None = None,
+             now: int | None = None) -> bool:
     try:
-        apply(state, seat, move, rng or Random(0))
+        apply(state, seat, move, rng or Random(0), now)
     except Violation:
         return False
     return True
@@ -168,14 +172,19 @@ def _candidates(state: GameState, seat: int, melds: list[Meld] | None) -> Iterat
             yield Discard(card, announce=True)
 
 
-def legal_moves(state: GameState, seat: int, limit: int = 500) -> LegalMoves:
-    """Every legal move of ``seat`` now (at most ``limit``), and any compound action."""
+def legal_moves(state: GameState, seat: int, limit: int = 500,
+                now: int | None = None) -> LegalMoves:
+    """Every legal move of ``seat`` now (at most ``limit``), and any compound action.
+    ``now`` (Unix time, ms, the store's clock) tells whether a timeout may be claimed."""
     answer = LegalMoves(seat=seat, your_turn=state.status == "playing" and state.turn == seat)
     if state.status != "playing":
         return answer
+    ending = [move_to_dict(m) for m in (Resign(), Abort(), ClaimTimeout())
+              if _accepts(state, seat, m, now=now)]
     if not answer.your_turn:
         if _accepts(state, seat, CutIn()):
             answer.moves.append(move_to_dict(CutIn()))
+        answer.moves.extend(ending)
         return answer
     seen: set[str] = set()
     results: list[dict[str, Any]] = []
@@ -191,13 +200,13 @@ def legal_moves(state: GameState, seat: int, limit: int = 500) -> LegalMoves:
             break
         seen.add(text)
         results.append(wire)
-    answer.moves = _ordered(results)
+    answer.moves = _ordered(results) + ending
     answer.compound = compound_action(state, seat, melds)
     return answer
 
 
 _ORDER = {"draw": 0, "meld": 1, "lay_off": 2, "swap_joker": 3, "take_from_meld": 4,
-          "discard": 5, "cut_in": 6}
+          "discard": 5, "cut_in": 6, "resign": 7, "abort": 8, "claim_timeout": 9}
 
 
 def _ordered(moves: list[dict[str, Any]]) -> list[dict[str, Any]]:

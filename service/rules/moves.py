@@ -75,9 +75,29 @@ class CutIn:
     """Claim the top discard out of turn (DUMMY-CUTIN)."""
 
 
-Move = Draw | MeldMove | LayOff | SwapJoker | TakeFromMeld | Discard | CutIn
+@dataclass(frozen=True)
+class Resign:
+    """Give up the match, in or out of turn: it ends at once (C-RESIGN)."""
 
-MOVE_TYPES = ("draw", "meld", "lay_off", "swap_joker", "take_from_meld", "discard", "cut_in")
+
+@dataclass(frozen=True)
+class Abort:
+    """Call the game off before the first move of the first hand (C-ABORT)."""
+
+
+@dataclass(frozen=True)
+class ClaimTimeout:
+    """Claim the match from the seat whose turn's deadline has passed (C-CLOCK)."""
+
+
+Move = (Draw | MeldMove | LayOff | SwapJoker | TakeFromMeld | Discard | CutIn | Resign | Abort
+        | ClaimTimeout)
+
+MATCH_MOVES = ("resign", "abort", "claim_timeout")
+"""The moves that end a match early, allowed to a seat in or out of turn."""
+
+MOVE_TYPES = ("draw", "meld", "lay_off", "swap_joker", "take_from_meld", "discard", "cut_in",
+              *MATCH_MOVES)
 
 
 def _card(value: Any, field: str) -> str:
@@ -168,6 +188,12 @@ def move_from_dict(data: Mapping[str, Any]) -> Move:
         return Discard(_card(data.get("card"), "card"), announce)
     if kind == "cut_in":
         return CutIn()
+    if kind == "resign":
+        return Resign()
+    if kind == "abort":
+        return Abort()
+    if kind == "claim_timeout":
+        return ClaimTimeout()
     raise MalformedMove("type", f"must be one of {', '.join(MOVE_TYPES)}")
 
 
@@ -205,4 +231,10 @@ def move_to_dict(move: Move) -> dict[str, Any]:
         if move.announce:
             d["announce"] = True
         return d
+    if isinstance(move, Resign):
+        return {"type": "resign"}
+    if isinstance(move, Abort):
+        return {"type": "abort"}
+    if isinstance(move, ClaimTimeout):
+        return {"type": "claim_timeout"}
     return {"type": "cut_in"}

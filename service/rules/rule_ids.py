@@ -45,6 +45,12 @@ class RuleId(StrEnum):
     ``max_stock_rebuilds``."""
     C_VALUE = "C-VALUE"
     """Card points are the variant's."""
+    C_RESIGN = "C-RESIGN"
+    """A seat may resign at any time: the match ends, the others' best total wins."""
+    C_ABORT = "C-ABORT"
+    """Before the first move of the first hand a seat may abort the game: no winner."""
+    C_CLOCK = "C-CLOCK"
+    """Knob ``clock``: each turn's deadline; a late seat loses when another claims it."""
 
     # BASIC: basic rummy
     BASIC_PLAYERS = "BASIC-PLAYERS"

@@ -31,8 +31,9 @@ class Knob:
 
     ``kind`` is ``"enum"`` (one of ``choices``), ``"bool"``, ``"int"`` (``minimum`` ..
     ``maximum``; ``nullable`` admits null = unlimited), ``"int_or_enum"`` (an integer from
-    ``minimum`` to ``maximum`` or one of ``choices``), or ``"match_end"`` (an object with
-    exactly one of ``choices`` as key and an integer within that key's ``limits``).
+    ``minimum`` to ``maximum`` or one of ``choices``), ``"match_end"`` (an object with
+    exactly one of ``choices`` as key and an integer within that key's ``limits``), or
+    ``"clock"`` (the same as ``match_end``, or null when ``nullable``).
     Every integer a knob takes is bounded: a number beyond what the rule can mean (a
     ``melds_per_turn`` of 2^64) would be kept for the game's whole life.
     """
@@ -53,14 +54,20 @@ class Knob:
         """A ``match_end`` key's (minimum, maximum)."""
         return self.limits.get(key, (1, MATCH_END_MAX))
 
+    @property
+    def keyed(self) -> bool:
+        """An object with one of ``choices`` as its key (``match_end``, ``clock``)."""
+        return self.kind in ("match_end", "clock")
+
     def _key_bounds(self) -> list[tuple[str, tuple[int, int]]]:
         return [(key, self.key_limits(key)) for key in self.choices]
 
     def _allowed(self) -> str:
         """What the knob takes, for messages."""
-        if self.kind == "match_end":
-            return " or ".join(f'{{"{key}": N}} with N from {low} to {high}'
-                               for key, (low, high) in self._key_bounds())
+        if self.keyed:
+            return " or ".join([f'{{"{key}": N}} with N from {low} to {high}'
+                                for key, (low, high) in self._key_bounds()]
+                               + (["null"] if self.nullable else []))
         allowed = f"an integer from {self.minimum} to {self.maximum}"
         if self.choices:
             allowed += " or " + " or ".join(repr(c) for c in self.choices)
@@ -86,7 +93,9 @@ class Knob:
             if _within(value, (self.minimum, self.maximum)):
                 return value
             raise RulesError(self.name, f"must be {self._allowed()}")
-        if self.kind == "match_end":
+        if self.keyed:
+            if value is None and self.nullable:
+                return None
             if isinstance(value, Mapping) and len(value) == 1:
                 (key, n), = value.items()
                 if key in self.choices and _within(n, self.key_limits(key)):
@@ -105,7 +114,7 @@ class Knob:
             out["minimum"] = self.minimum
         if self.maximum is not None:
             out["maximum"] = self.maximum
-        if self.kind == "match_end":
+        if self.keyed:
             out["bounds"] = {key: {"minimum": low, "maximum": high}
                              for key, (low, high) in self._key_bounds()}
         if self.nullable:
@@ -147,6 +156,15 @@ MAX_STOCK_REBUILDS = Knob(
     "max_stock_rebuilds", "int", RuleId.C_STOCK,
     "How often the stock may be rebuilt in one hand; once more and the hand ends with nobody "
     "out (null = unlimited).", minimum=0, maximum=1000, nullable=True)
+CLOCK_MIN_SECONDS = 5
+CLOCK_MAX_SECONDS = 86_400
+CLOCK = Knob(
+    "clock", "clock", RuleId.C_CLOCK,
+    "A turn clock: {\"turn_seconds\": N} gives each turn N seconds from its start, after "
+    "which another seat may claim the match (claim_timeout); null = no clock.",
+    ("turn_seconds",), nullable=True,
+    limits={"turn_seconds": (CLOCK_MIN_SECONDS, CLOCK_MAX_SECONDS)})
+"""Every variant offers it, last, with the default null (C-CLOCK)."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -291,6 +309,12 @@ class Rules:
     run_same_suit: bool = True
     playable_discard: str = "allow"
     cut_ins: bool = False
+    clock: Mapping[str, int] | None = None
+
+    @property
+    def turn_seconds(self) -> int | None:
+        """The turn clock's seconds (C-CLOCK), None without a clock."""
+        return None if self.clock is None else self.clock["turn_seconds"]
 
     @staticmethod
     def of(values: Mapping[str, Any]) -> Rules:

@@ -230,6 +230,15 @@ class GameState:
     """After a joker swap: the hand must get back to this many jokers (R51-SWAP)."""
     discard_only: bool = False
     """This turn's only action is a discard (R51-FIRST)."""
+    started: bool = True
+    """A move has been made in the game (C-ABORT: an abort comes before); a new game sets
+    it False (a stored game without the field has been played)."""
+    deadline: int | None = None
+    """With knob ``clock``: when the current turn's time runs out (Unix time, ms; C-CLOCK),
+    set from the store's clock when the turn starts."""
+    end: dict[str, Any] | None = None
+    """How a match ended early (``{"reason": "resigned" | "timeout" | "aborted", "seat": s}``;
+    C-RESIGN, C-CLOCK, C-ABORT); None while playing or after a match played out."""
 
     @property
     def players_count(self) -> int:
@@ -295,6 +304,7 @@ class GameState:
             totals=list(self.totals), history=list(self.history),
             winners=list(self.winners), tabled=list(self.tabled), melded=list(self.melded),
             out_of_match=list(self.out_of_match), var=_copy_var(self.var),
+            end=None if self.end is None else dict(self.end),
             variant_state=None if self.variant_state is None else self.variant_state.copy(),
         )
         if COMPILED:

@@ -6,6 +6,7 @@ hidden facts under ``"private"`` (keyed by seat); :func:`redact_event` keeps the
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from service.rules import fairness
@@ -17,8 +18,28 @@ PUBLIC = None
 """The viewer of the public view and the public log."""
 
 
-def public_view(state: GameState, game_id: str, version: int) -> dict[str, Any]:
-    """Everything anyone may see."""
+def rfc3339(ms: int) -> str:
+    """A Unix time in ms as RFC 3339, UTC, to the millisecond (``2026-12-04T02:05:49.120Z``)."""
+    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def _turn(state: GameState, now: int | None) -> dict[str, Any] | None:
+    if state.status != "playing":
+        return None
+    turn: dict[str, Any] = {"seat": state.turn, "phase": state.phase}
+    if state.rules.get("clock") is not None:  # C-CLOCK
+        deadline = state.deadline
+        turn["deadline"] = None if deadline is None else rfc3339(deadline)
+        turn["expired"] = deadline is not None and now is not None and now >= deadline
+    return turn
+
+
+def public_view(state: GameState, game_id: str, version: int,
+                now: int | None = None) -> dict[str, Any]:
+    """Everything anyone may see. ``now`` (Unix time, ms, the store's clock) is shown as
+    ``server_time`` in a game with a clock, and tells whether the turn's deadline has
+    passed (C-CLOCK)."""
     view: dict[str, Any] = {
         "game_id": game_id,
         "variant": state.variant,
@@ -26,8 +47,7 @@ def public_view(state: GameState, game_id: str, version: int) -> dict[str, Any]:
         "status": state.status,
         "hand_number": state.hand_number,
         "dealer": state.dealer,
-        "turn": None if state.status != "playing" else {"seat": state.turn,
-                                                         "phase": state.phase},
+        "turn": _turn(state, now),
         "discard_only": state.status == "playing" and state.discard_only,
         "version": version,
         "stock_count": len(state.stock),
@@ -40,9 +60,12 @@ def public_view(state: GameState, game_id: str, version: int) -> dict[str, Any]:
         "melds": [m.public() for m in state.melds],
         "hands_played": state.history,
         "winners": state.winners if state.status == "finished" else None,
+        "end": state.end,
         "arranged": state.arranged,
         "deal_commitment": fairness.commitment(state),
     }
+    if state.rules.get("clock") is not None and now is not None:
+        view["server_time"] = rfc3339(now)
     if state.variant == "dummy":  # DUMMY-CONTRACTS, DUMMY-CUTIN
         contracts, view["cut_in"] = dummy.public_facts(state)
         for seat, facts in zip(view["seats"], contracts, strict=True):
@@ -50,9 +73,10 @@ def public_view(state: GameState, game_id: str, version: int) -> dict[str, Any]:
     return view
 
 
-def seat_view(state: GameState, game_id: str, version: int, seat: int) -> dict[str, Any]:
+def seat_view(state: GameState, game_id: str, version: int, seat: int,
+              now: int | None = None) -> dict[str, Any]:
     """The public view plus ``seat``'s own hand (sorted) and the turn's facts for it."""
-    view = public_view(state, game_id, version)
+    view = public_view(state, game_id, version, now)
     view["seat"] = seat
     view["hand"] = sort_hand(state.hands[seat])
     view["taken_discard"] = state.taken if state.turn == seat else None
@@ -97,7 +121,8 @@ scores and totals depend on the other seats' hidden hands."""
 
 
 def dry_run_answer(before: GameState, after: GameState, events: list[dict[str, Any]],
-                   game_id: str, version: int, seat: int) -> dict[str, Any]:
+                   game_id: str, version: int, seat: int, now: int | None = None
+                   ) -> dict[str, Any]:
     """The answer to a dry run of ``seat``'s move (``before`` at ``version`` → ``after``,
     with ``events``): only what ``seat`` may know before making it.
 
@@ -114,11 +139,11 @@ def dry_run_answer(before: GameState, after: GameState, events: list[dict[str, A
     for event in events:
         if event["type"] == "hand_end":
             shown.append({**{k: event[k] for k in DRY_RUN_HAND_END}, "dry_run": True})
-            return {"game": seat_view(before, game_id, version, seat), "events": shown}
+            return {"game": seat_view(before, game_id, version, seat, now), "events": shown}
         for facts in (event.get("private") or {}).get(str(seat), {}).values():
             unknown.extend([facts] if isinstance(facts, str) else facts)
         shown.append({**redact_event(event, PUBLIC), "dry_run": True})
-    view = seat_view(after, game_id, version + 1, seat)
+    view = seat_view(after, game_id, version + 1, seat, now)
     hand: list[str] = view["hand"]
     for card in unknown:
         if card in hand:

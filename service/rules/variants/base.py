@@ -240,6 +240,21 @@ class VariantRules:
         """The winners once the match is over (the variant's -END rule), else None."""
         raise NotImplementedError
 
+    def lowest_wins(self, rules: Rules) -> bool:
+        """Whether the lowest total is the best (penalty scoring), not the highest."""
+        return rules.scoring == "penalty"
+
+    def winners_without(self, state: GameState, rules: Rules, loser: int) -> list[int]:
+        """The winners of a match ``loser`` leaves early (C-RESIGN, C-CLOCK): the other
+        seats still in the match with the best total (ties share)."""
+        others = [seat for seat in range(state.players_count) if seat != loser
+                  and not (state.out_of_match and state.out_of_match[seat])]
+        if not others:
+            return []
+        totals = [state.totals[seat] for seat in others]
+        best = min(totals) if self.lowest_wins(rules) else max(totals)
+        return [seat for seat, total in zip(others, totals, strict=True) if total == best]
+
 
 @dataclass
 class Turn:

@@ -12,6 +12,7 @@ from service.rules.melds import Meld
 from service.rules.rule_ids import RuleId
 from service.rules.ruleset import (
     ACE,
+    CLOCK,
     MAX_STOCK_REBUILDS,
     STOCK_EXHAUSTED,
     Knob,
@@ -52,7 +53,7 @@ BASIC = Variant(
     min_players=2, max_players=6, upcard=True, set_max=4, set_distinct_suits=True,
     run_same_suit=True, deal_sizes={2: 10, 3: 7, 4: 7, 5: 6, 6: 6},
     knobs=knob_map(ACE, MELDS_PER_TURN, LAY_OFF_REQUIRES_OWN_MELD, MUST_DISCARD_TO_GO_OUT,
-                   SCORING, GOING_RUMMY, STOCK_EXHAUSTED, MAX_STOCK_REBUILDS, MATCH_END),
+                   SCORING, GOING_RUMMY, STOCK_EXHAUSTED, MAX_STOCK_REBUILDS, MATCH_END, CLOCK),
     defaults={
         "ace": "low",
         "melds_per_turn": "unlimited",
@@ -63,6 +64,7 @@ BASIC = Variant(
         "stock_exhausted": "shuffle",  # BASIC-STOCK
         "max_stock_rebuilds": 3,
         "match_end": None,  # derived: {"target": 150} or {"target": 100} by scoring
+        "clock": None,
     },
     set_rule=RuleId.BASIC_SET, run_rule=RuleId.C_RUN, wild_rule=RuleId.C_MELD,
     out_rule=RuleId.BASIC_OUT, end_rule=RuleId.BASIC_END,

@@ -60,6 +60,7 @@ from service.rules.melds import (
 from service.rules.moves import Discard
 from service.rules.rule_ids import RuleId
 from service.rules.ruleset import (
+    CLOCK,
     MAX_STOCK_REBUILDS,
     STOCK_EXHAUSTED,
     Knob,
@@ -156,7 +157,7 @@ DUMMY = Variant(
     max_players=4, upcard=True, set_max=None, set_distinct_suits=False, run_same_suit=False,
     deal_sizes=dict.fromkeys(range(2, 5), 13),
     knobs=knob_map(RUN_SAME_SUIT, PLAYABLE_DISCARD, CUT_INS, STOCK_EXHAUSTED,
-                   MAX_STOCK_REBUILDS, MATCH_END),
+                   MAX_STOCK_REBUILDS, MATCH_END, CLOCK),
     defaults={
         "run_same_suit": False,
         "playable_discard": "forbid",
@@ -164,6 +165,7 @@ DUMMY = Variant(
         "stock_exhausted": "shuffle",  # DUMMY-STOCK
         "max_stock_rebuilds": 3,
         "match_end": {"contracts": 12},
+        "clock": None,
     },
     set_rule=RuleId.DUMMY_SET, run_rule=RuleId.DUMMY_RUN, wild_rule=RuleId.DUMMY_WILDS,
     out_rule=RuleId.DUMMY_DISCARD, end_rule=RuleId.DUMMY_END,
@@ -524,6 +526,10 @@ class DummyRules(VariantRules):
                 facts.completed[seat] += 1
                 facts.contract[seat] = min(facts.contract[seat] + 1, len(CONTRACTS))
         return replace(result, flags={**result.flags, "contracts": made})
+
+    def lowest_wins(self, rules: Rules) -> bool:
+        """Penalty scoring: the lowest total is the best."""
+        return True
 
     def match_winners(self, state: GameState, rules: Rules) -> list[int] | None:
         """DUMMY-END: after the hand in which someone completes contract N, the lowest

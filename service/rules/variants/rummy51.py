@@ -27,6 +27,7 @@ from service.rules.melds import Meld, MeldError, Piece, check_meld, meld_from_ta
 from service.rules.moves import Discard, SwapJoker, TakeFromMeld
 from service.rules.rule_ids import RuleId
 from service.rules.ruleset import (
+    CLOCK,
     MAX_STOCK_REBUILDS,
     STOCK_EXHAUSTED,
     Knob,
@@ -77,7 +78,7 @@ MATCH_END = Knob("match_end", "match_end", RuleId.R51_END,
 KNOBS = knob_map(ACE, OPENING_POINTS, OPENING_REQUIRES_CLEAN_RUN, OPENING_COUNTS_LAY_OFFS,
                  MAX_WILDS_PER_MELD, JOKER_SWAP_FROM_SET, ALLOW_TAKE_FROM_MELD, LAST_CARD_CALL,
                  MUST_DISCARD_TO_GO_OUT, JOKER_PENALTY, STOCK_EXHAUSTED, MAX_STOCK_REBUILDS,
-                 MATCH_END)
+                 MATCH_END, CLOCK)
 """The knobs Rummy 51 offers, in the order its listing gives them."""
 
 DEFAULTS: dict[str, Any] = {
@@ -94,6 +95,7 @@ DEFAULTS: dict[str, Any] = {
     "stock_exhausted": "shuffle",  # R51-STOCK
     "max_stock_rebuilds": 3,
     "match_end": {"target": 1000},
+    "clock": None,
 }
 
 RUMMY51 = Variant(
@@ -476,6 +478,10 @@ class Rummy51Rules(VariantRules):
 
     def extra_flags(self, end: scoring.HandEnd) -> dict[str, object]:
         return {}
+
+    def lowest_wins(self, rules: Rules) -> bool:
+        """Penalty scoring: the lowest total is the best."""
+        return True
 
     def match_winners(self, state: GameState, rules: Rules) -> list[int] | None:
         """R51-END: lowest total wins; or elimination at a total."""

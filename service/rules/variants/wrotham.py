@@ -35,7 +35,7 @@ from service.rules.errors import N_, Code, Violation
 from service.rules.melds import OPEN_SUIT, Meld, meld_from_table
 from service.rules.moves import SwapJoker
 from service.rules.rule_ids import RuleId
-from service.rules.ruleset import Knob, Rules, Variant
+from service.rules.ruleset import CLOCK, Knob, Rules, Variant
 from service.rules.state import GameState, TableMeld
 from service.rules.variants.base import Compound, LaidOff, Turn
 from service.rules.variants.basic import BASIC, BasicRules
@@ -54,10 +54,10 @@ WROTHAM = Variant(
     min_players=2, max_players=6, upcard=False, set_max=4, set_distinct_suits=True,
     run_same_suit=True, deal_sizes=dict.fromkeys(range(2, 7), 7), starter_extra=1,
     # WROTHAM-SCORE: as BASIC-SCORE and BASIC-RUMMY, so basic rummy's knobs, plus these
-    knobs={**{k: v for k, v in BASIC.knobs.items() if k != "match_end"},
-           "joker_penalty": JOKER_PENALTY, "match_end": MATCH_END},
-    defaults={**{k: v for k, v in BASIC.defaults.items() if k != "match_end"},
-              "joker_penalty": 15, "match_end": {"deals": 6}},
+    knobs={**{k: v for k, v in BASIC.knobs.items() if k not in ("match_end", "clock")},
+           "joker_penalty": JOKER_PENALTY, "match_end": MATCH_END, "clock": CLOCK},
+    defaults={**{k: v for k, v in BASIC.defaults.items() if k not in ("match_end", "clock")},
+              "joker_penalty": 15, "match_end": {"deals": 6}, "clock": None},
     # WROTHAM-DECK for sets and wilds, C-RUN's runs; the rules have no WROTHAM-END or
     # WROTHAM-OUT: Wrotham plays as basic rummy there
     set_rule=RuleId.WROTHAM_DECK, run_rule=RuleId.C_RUN, wild_rule=RuleId.WROTHAM_DECK,
