@@ -162,12 +162,14 @@ def _knobs_spec() -> dict[str, Any]:
             spec["oneOf"] = [{"type": "integer", "minimum": knob.minimum,
                               "maximum": knob.maximum},
                              {"type": "string", "enum": list(knob.choices)}]
-        elif knob.kind == "match_end":
+        elif knob.keyed:
             spec.update(type="object", minProperties=1, maxProperties=1,
                         additionalProperties=False,
                         properties={c: {"type": "integer", "minimum": knob.key_limits(c)[0],
                                         "maximum": knob.key_limits(c)[1]}
                                     for c in knob.choices})
+            if knob.nullable:
+                spec["nullable"] = True
         props[knob.name] = spec
     return {"type": "object", "additionalProperties": False, "properties": props,
             "description": "Knob overrides (see GET /v1/variants for each variant's knobs)."}
@@ -260,6 +262,20 @@ class SeatSummarySchema(ma.Schema):
 class TurnSchema(ma.Schema):
     seat = fields.Integer(required=True)
     phase = fields.String(required=True, validate=validate.OneOf(["draw", "play"]))
+    deadline = fields.String(allow_none=True, metadata={
+        "format": "date-time",
+        "description": "with knob clock: when this turn's time runs out (RFC 3339, UTC, the "
+                       "store's clock), set when the turn started (C-CLOCK)"})
+    expired = fields.Boolean(metadata={
+        "description": "with knob clock: the deadline has passed as the view was read; "
+                       "another seat may claim_timeout"})
+
+
+class MatchEndSchema(ma.Schema):
+    reason = fields.String(required=True, validate=validate.OneOf(
+        ["resigned", "timeout", "aborted"]))
+    seat = fields.Integer(required=True, metadata={
+        "description": "the seat that resigned, ran out of time or aborted"})
 
 
 class HandResultSchema(ma.Schema):
@@ -282,7 +298,8 @@ class PublicViewSchema(ma.Schema):
     status = fields.String(required=True, validate=validate.OneOf(
         ["waiting", "playing", "finished", "aborted"]), metadata={
         "description": "`waiting`: a seat is open, nothing is dealt; `aborted`: cancelled "
-                       "by its host, no winner"})
+                       "by its host or aborted by a seat before the first move (C-ABORT), "
+                       "no winner"})
     hand_number = fields.Integer(required=True, metadata={
         "description": "0 while the game waits for its players"})
     dealer = fields.Integer(required=True)
@@ -298,6 +315,13 @@ class PublicViewSchema(ma.Schema):
     melds = fields.List(fields.Nested(MeldViewSchema), required=True)
     hands_played = fields.List(fields.Nested(HandResultSchema), required=True)
     winners = fields.List(fields.Integer(), allow_none=True, required=True)
+    end = fields.Nested(MatchEndSchema, allow_none=True, required=True, metadata={
+        "description": "how the match ended early (resign, claim_timeout, abort); null while "
+                       "playing and after a match played out"})
+    server_time = fields.String(metadata={
+        "format": "date-time",
+        "description": "with knob clock: the store's clock as the view was made (RFC 3339, "
+                       "UTC), to set a client's countdown by"})
     arranged = fields.Boolean(required=True)
     cut_in = fields.Nested(CutInWindowSchema, metadata={
         "description": "Dummy rummy with cut_ins: the cut-in window and its claims"})
@@ -361,6 +385,9 @@ _REQUIRED_BY_TYPE = {
     "take_from_meld": ("take", "melds"),
     "discard": ("card",),
     "cut_in": (),
+    "resign": (),
+    "abort": (),
+    "claim_timeout": (),
 }
 _ALLOWED_BY_TYPE = {
     "draw": {"source"},
@@ -370,6 +397,9 @@ _ALLOWED_BY_TYPE = {
     "take_from_meld": {"take", "melds"},
     "discard": {"card", "announce"},
     "cut_in": set(),
+    "resign": set(),
+    "abort": set(),
+    "claim_timeout": set(),
 }
 
 
@@ -457,7 +487,8 @@ class EventSchema(ma.Schema):
         unknown = ma.INCLUDE
 
     type = fields.String(required=True, metadata={
-        "description": "draw, meld, lay_off, discard, stock_rebuilt, hand_end, game_end, dealt"})
+        "description": "draw, meld, lay_off, discard, stock_rebuilt, hand_end, game_end, "
+                       "dealt, cut_in, resign, abort, claim_timeout"})
     dry_run = fields.Boolean(metadata={
         "description": "true in a dry run's answer (what the move would do, as the seat may "
                        "know it before the move: see the dry_run parameter)"})
@@ -480,7 +511,7 @@ class IntegerRangeSchema(ma.Schema):
 class KnobSchema(ma.Schema):
     name = fields.String(required=True)
     type = fields.String(required=True, validate=validate.OneOf(
-        ["enum", "bool", "int", "int_or_enum", "match_end"]))
+        ["enum", "bool", "int", "int_or_enum", "match_end", "clock"]))
     rule = fields.String(required=True)
     description = fields.String(required=True)
     default = fields.Raw(required=True, allow_none=True)
@@ -489,8 +520,8 @@ class KnobSchema(ma.Schema):
     maximum = fields.Integer(metadata={"description": "int, int_or_enum: the greatest "
                                                       "integer"})
     bounds = fields.Dict(keys=fields.String(), values=fields.Nested(IntegerRangeSchema),
-                         metadata={"description": "match_end: the least and greatest N "
-                                                  "of each key"})
+                         metadata={"description": "match_end, clock: the least and greatest "
+                                                  "N of each key"})
     nullable = fields.Boolean()
 
 

@@ -60,6 +60,11 @@ def new_game_id() -> str:
     return secrets.token_urlsafe(9)
 
 
+def _clocked(state: GameState) -> bool:
+    """Whether the game has a turn clock (knob ``clock``, C-CLOCK)."""
+    return state.rules.get("clock") is not None
+
+
 @dataclass(frozen=True)
 class Answer:
     """A view or move answer: the body and the version it shows."""
@@ -83,23 +88,26 @@ class Referee:
     def create(self, variant: str, players: Sequence[str], rules: Mapping[str, Any] | None,
                dealer: int | None, deals: Sequence[Mapping[str, Any]] | None) -> Answer:
         """Create a game (raises engine ``SetupError`` / ``RulesError`` for bad input)."""
-        state, _events = new_game(variant, players, rules, dealer, deals)
         game_id = new_game_id()
+        now = None
+        if rules and rules.get("clock") is not None:  # the first turn's clock starts now
+            now = self.store.now_ms(game_id)
+        state, _events = new_game(variant, players, rules, dealer, deals, now=now)
         tokens = [f"{game_id}.{seat}.{secrets.token_urlsafe(24)}" for seat in range(len(players))]
         self.store.create(game_id, _encode(document(state, [token_hash(t) for t in tokens])))
         body = {
             "game_id": game_id,
             "seats": [{"seat": i, "name": name, "token": tokens[i]}
                       for i, name in enumerate(players)],
-            "game": public_view(state, game_id, 0),
+            "game": public_view(state, game_id, 0, now),
         }
         return Answer(body, 0)
 
     def _fetch(self, game_id: str, scope: str | None = None, meter: Meter | None = None,
-               held: int | None = None) -> Loaded:
+               held: int | None = None, timed: bool = False) -> Loaded:
         counting = UNMETERED if meter is None else meter
         try:
-            loaded = self.store.load(game_id, scope, counting.windows(), held)
+            loaded = self.store.load(game_id, scope, counting.windows(), held, timed)
         except GameNotFound as missing:
             counting.counted(missing.counts)
             raise UnknownGame(game_id) from None
@@ -120,16 +128,26 @@ class Referee:
         self.held.put(game_id, version, doc["tokens"], state, _extras(doc))
         return state
 
+    def _now(self, game_id: str, state: GameState, loaded: int | None) -> int | None:
+        """The store's clock for a game with a turn clock (as ``loaded`` read it in the
+        round trip that loaded the game, else asked now); None for a game without one,
+        which pays nothing for it."""
+        if not _clocked(state):
+            return None
+        return loaded if loaded is not None else self.store.now_ms(game_id)
+
     def public(self, game_id: str) -> Answer:
         loaded, doc = self._load(game_id)
         state = self._hold(game_id, loaded.version, doc)
-        return Answer(public_view(state, game_id, loaded.version), loaded.version)
+        now = self._now(game_id, state, loaded.now_ms)
+        return Answer(public_view(state, game_id, loaded.version, now), loaded.version)
 
     def seat(self, game_id: str, token: str | None, meter: Meter | None = None) -> Answer:
         loaded, doc = self._load(game_id, meter=meter)
         seat = self._authenticate(game_id, doc, token)
         state = self._hold(game_id, loaded.version, doc)
-        return Answer(seat_view(state, game_id, loaded.version, seat), loaded.version)
+        now = self._now(game_id, state, loaded.now_ms)
+        return Answer(seat_view(state, game_id, loaded.version, seat, now), loaded.version)
 
     # -- auth ----------------------------------------------------------------------------
 
@@ -171,7 +189,8 @@ class Referee:
         loaded, doc = self._load(game_id, meter=meter)
         seat = self._authenticate(game_id, doc, token)
         state = self._hold(game_id, loaded.version, doc)
-        body = legal_moves(state, seat, limit).as_dict()
+        now = self._now(game_id, state, loaded.now_ms)
+        body = legal_moves(state, seat, limit, now).as_dict()
         body["version"] = loaded.version
         return Answer(body, loaded.version)
 
@@ -255,14 +274,17 @@ class Referee:
         pending = UNMETERED if meter is None else meter  # counted by the next store call
         candidate = None if dry_run else self.held.get(game_id)
         for _attempt in range(MAX_ATTEMPTS):
-            if candidate is not None and if_match in (None, candidate[0]):
+            now = None
+            if candidate is not None and if_match in (None, candidate[0]) \
+                    and not _clocked(candidate[2]):  # a clock needs the store's time: load
                 fresh = False
                 version, tokens, state, extras = candidate
             else:
                 fresh = True
                 held = self.held.get(game_id)
                 loaded = self._fetch(game_id, scope, pending,
-                                     held[0] if held is not None else None)  # one round trip
+                                     held[0] if held is not None else None,
+                                     timed=held is not None and _clocked(held[2]))  # one trip
                 pending = UNMETERED
                 version = loaded.version
                 if loaded.state is None and held is not None:  # still at the version held
@@ -272,6 +294,7 @@ class Referee:
                     doc = _decode(loaded.state)
                     tokens, state = doc["tokens"], self._hold(game_id, version, doc)
                     extras = _extras(doc)
+                now = self._now(game_id, state, loaded.now_ms)
             candidate = None
             try:
                 seat = self._authenticate(game_id, {"tokens": tokens}, token)
@@ -286,22 +309,25 @@ class Referee:
                 if if_match is not None and if_match != version:
                     raise StaleVersion(if_match, version)
             try:
-                new_state, events = apply(state, seat, move)
+                new_state, events = apply(state, seat, move, now=now)
             except Violation as refusal:
                 if not fresh:
                     continue  # the held state may be behind: ask the stored one
                 refusal.variant = state.variant  # type: ignore[attr-defined]  # for metrics
                 raise
             if dry_run:  # what the seat may know before the move (views.dry_run_answer)
-                shown = dry_run_answer(state, new_state, events, game_id, version, seat)
+                shown = dry_run_answer(state, new_state, events, game_id, version, seat, now)
                 return Answer(shown, int(shown["game"]["version"]))
-            body = {"game": seat_view(new_state, game_id, version + 1, seat),
+            body = {"game": seat_view(new_state, game_id, version + 1, seat, now),
                     "events": [redact_event(e, seat) for e in events
                                if e["type"] not in LOG_ONLY_EVENTS]}
             response = _encode(body)
             new_doc = {**extras, "state": new_state.to_compact(), "tokens": tokens}
-            log_record = _encode({"version": version + 1, "seat": seat,
-                                  "move": move_to_dict(move), "events": events})
+            entry: dict[str, Any] = {"version": version + 1, "seat": seat,
+                                     "move": move_to_dict(move), "events": events}
+            if now is not None:
+                entry["now"] = now  # the time the engine was given, for a replay (verify)
+            log_record = _encode(entry)
             idem = ((scope, fingerprint, answers.pack(response, new_state.variant))
                     if scope is not None else None)
             counting, pending = pending, UNMETERED

@@ -128,7 +128,8 @@ def verify(state: GameState, log: Sequence[dict[str, Any]]) -> Report:
         rng.unrevealed_deal = len(reveals) - report.hands_verified == sum(
             1 for e in logged if e["type"] == "deal_revealed")
         try:
-            replay, events = apply(replay, entry["seat"], move_from_dict(entry["move"]), rng)
+            replay, events = apply(replay, entry["seat"], move_from_dict(entry["move"]), rng,
+                                   entry.get("now"))
         except (Violation, LookupError) as exc:
             report.fail(f"version {entry['version']}: the engine refuses the logged move "
                         f"({exc})")

@@ -32,6 +32,9 @@ class Loaded:
     idempotency: IdempotencyRecord | None
     counts: tuple[Count, ...] = ()
     """The window counters' counts, when the load counted (``GameStore.load(windows=…)``)."""
+    now_ms: int | None = None
+    """The store's clock when it was read (Unix time, ms), when the load could ask it in
+    the same round trip (the load script ran)."""
 
 
 @dataclass(frozen=True, slots=True)

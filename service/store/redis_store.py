@@ -168,6 +168,9 @@ class GameStore:
         self._idem_ttl_ms = idempotency_ttl_seconds * 1000
         self._namespace = namespace
         self._scripts = Scripts(client, flags=script_flags)
+        self.clock_offset_ms = 0
+        """Added to every time the store's clock gives (tests move time with it; 0 in
+        service)."""
         self._counters = Counters(client, namespace, flags=script_flags)
 
     @property
@@ -205,7 +208,8 @@ class GameStore:
             raise GameExists(game_id)
 
     def load(self, game_id: str, idempotency_scope: str | None = None,
-             windows: Sequence[Window] = (), held: int | None = None) -> Loaded:
+             windows: Sequence[Window] = (), held: int | None = None,
+             timed: bool = False) -> Loaded:
         """Version, state and (if a scope is given) its idempotency record; one command.
 
         ``windows`` (counters from :meth:`counter` tagged with this game's id) are counted
@@ -213,19 +217,23 @@ class GameStore:
         (``Loaded.counts``; GameNotFound carries them as ``counts``). ``held``: the version
         whose state the caller holds already; if the game is still at it, ``Loaded.state``
         is None. While Redis is out of memory (it refuses the counting script) the game is
-        read without counting: ``counts`` is empty and the state is always sent."""
+        read without counting: ``counts`` is empty and the state is always sent. The load
+        script also reads the store's clock (``Loaded.now_ms``); ``timed`` asks for it, and
+        so for the script, when nothing else does."""
         keys = self.keys(game_id)
         field = keys.idem_field(idempotency_scope) if idempotency_scope is not None else None
         counts: tuple[Count, ...] = ()
         replies: list[Any] | None = None
-        if windows or held is not None:
+        now: int | None = None
+        if windows or held is not None or timed:
             try:
                 with _translated(f"load {game_id!r}"):
                     replies = self._scripts.load(keys, field, held, windows)
             except StoreFull:
                 replies = None
             else:
-                counts = tuple(counts_of(replies[3:]))
+                counts = tuple(counts_of(replies[3:-2]))
+                now = self._time_ms(replies[-2], replies[-1])
         if replies is None:
             with _translated(f"load {game_id!r}"):
                 read: list[Any] = self._client.hmget(keys.game, ["v", "s", field] if field
@@ -236,7 +244,25 @@ class GameStore:
             raise GameNotFound(game_id, counts)
         record = _decode_record(game_id, replies[2]) if field is not None else None
         return Loaded(version=int(version), state=None if state is None else bytes(state),
-                      idempotency=record, counts=counts)
+                      idempotency=record, counts=counts, now_ms=now)
+
+    def _time_ms(self, seconds: Any, micros: Any) -> int:
+        return int(seconds) * 1000 + int(micros) // 1000 + self.clock_offset_ms
+
+    def now_ms(self, game_id: str) -> int:
+        """The store's clock (Unix time, ms): Redis ``TIME`` of the server that holds
+        ``game_id`` (on a Redis Cluster, the node of its slot), plus
+        :attr:`clock_offset_ms`. One round trip."""
+        key = self.keys(game_id).game
+        with _translated(f"time {game_id!r}"):
+            if isinstance(self._client, RedisCluster):
+                node = self._client.get_node_from_key(key)  # type: ignore[no-untyped-call]
+                reply: Any = self._client.execute_command(  # type: ignore[no-untyped-call]
+                    "TIME", target_nodes=node)
+            else:
+                reply = self._client.time()
+        seconds, micros = reply
+        return self._time_ms(seconds, micros)
 
     def commit(
         self,

@@ -143,9 +143,10 @@ LOAD = COUNT + """
 -- KEYS[1] game HASH, KEYS[2..] window counters (the game's hash tag);
 -- ARGV[1] the idempotency field to read ('' for none), ARGV[2] the version whose state the
 -- caller holds already ('' for none), ARGV[3..] the counters' windows (ms)
--- Returns {version, state, idempotency record, count 1, ms left 1, …} (nil where missing;
--- the state is nil too when the game is at the version the caller holds): HMGET and a hit
--- on each counter in one round trip.
+-- Returns {version, state, idempotency record, count 1, ms left 1, …, seconds, microseconds}
+-- (nil where missing; the state is nil too when the game is at the version the caller
+-- holds; the last two are the server's TIME): HMGET, a hit on each counter and the clock
+-- in one round trip. (TIME comes after the writes: no server refuses that order.)
 local fields = {'v', 's'}
 if ARGV[1] ~= '' then
   fields[3] = ARGV[1]
@@ -155,7 +156,11 @@ local state = got[2]
 if got[1] and got[1] == ARGV[2] then
   state = false
 end
-return count(2, 1, {got[1], state, got[3] or false})
+local out = count(2, 1, {got[1], state, got[3] or false})
+local now = redis.call('TIME')
+out[#out + 1] = now[1]
+out[#out + 1] = now[2]
+return out
 """
 
 CACHE = """
