@@ -113,6 +113,8 @@ def new_game(variant_id: str, players: Sequence[str], rules: Mapping[str, Any] |
     events = deal_hand(state, variant, variant_rules(variant.id), rng,
                        first_deal or (arranged[0] if arranged else None))
     state.deadline = _deadline(Rules.of(values), now)
+    if state.deadline is not None:
+        state.clock_start = now
     return state, events
 
 

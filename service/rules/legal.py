@@ -200,7 +200,11 @@ def legal_moves(state: GameState, seat: int, limit: int = 500,
             break
         seen.add(text)
         results.append(wire)
-    answer.moves = _ordered(results) + ending
+    listed = _ordered(results) + ending
+    if len(listed) > limit:
+        answer.truncated = True
+        listed = listed[:limit]
+    answer.moves = listed
     answer.compound = compound_action(state, seat, melds)
     return answer
 

@@ -236,6 +236,9 @@ class GameState:
     deadline: int | None = None
     """With knob ``clock``: when the current turn's time runs out (Unix time, ms; C-CLOCK),
     set from the store's clock when the turn starts."""
+    clock_start: int | None = None
+    """With knob ``clock``: when the game was made (Unix time, ms), the start of its first
+    turn (a replay of the log starts the clock there)."""
     end: dict[str, Any] | None = None
     """How a match ended early (``{"reason": "resigned" | "timeout" | "aborted", "seat": s}``;
     C-RESIGN, C-CLOCK, C-ABORT); None while playing or after a match played out."""

@@ -112,7 +112,7 @@ def verify(state: GameState, log: Sequence[dict[str, Any]]) -> Report:
               "discard": r["discard"], "arranged": r["arranged"]} for r in reveals]
     try:
         replay, _ = new_game(state.variant, state.players, state.rules, reveals[0]["dealer"],
-                             None, rng=rng, first_deal=deals[0])
+                             None, rng=rng, first_deal=deals[0], now=state.clock_start)
     except (ValueError, LookupError) as exc:
         report.fail(f"hand 1 cannot be dealt again: {exc}")
         return report

@@ -37,7 +37,18 @@ from service.rules import (
 from service.rules.cards import standard_deck
 from service.rules.legal import legal_moves
 from service.rules.melds import MeldError, Piece, extend_meld, may_lay_off
-from service.rules.moves import CutIn, Discard, Draw, LayOff, MeldMove, Move, SwapJoker
+from service.rules.moves import (
+    Abort,
+    ClaimTimeout,
+    CutIn,
+    Discard,
+    Draw,
+    LayOff,
+    MeldMove,
+    Move,
+    Resign,
+    SwapJoker,
+)
 from service.rules.search import candidate_melds
 from service.rules.state import TableMeld
 from service.rules.variants import VARIANTS
@@ -131,6 +142,7 @@ def check_state(state: GameState, rng: Random, seen: set[str] | None = None) -> 
     # a sample of unlisted moves is refused
     hand = state.hands[seat]
     probes: list[Move] = [Draw(source) for source in ("stock", "discard")]
+    probes += [Resign(), Abort(), ClaimTimeout()]  # C-RESIGN, C-ABORT, C-CLOCK
     not_held = sorted(set(state.all_cards()) - set(hand))
     probes += [Discard(c) for c in rng.sample(not_held, min(6, len(not_held)))]
     for probe in probes:
@@ -189,10 +201,13 @@ def check_state(state: GameState, rng: Random, seen: set[str] | None = None) -> 
         theirs = legal_moves(state, other)
         assert theirs.your_turn is False
         assert theirs.compound is None
+        ending = [move_to_dict(m) for m in (Resign(), Abort(), ClaimTimeout())
+                  if accepted(state, other, m)]
+        assert {"type": "resign"} in ending  # any seat in the match may resign (C-RESIGN)
         if accepted(state, other, CutIn()):
-            assert theirs.moves == [{"type": "cut_in"}]
+            assert theirs.moves == [{"type": "cut_in"}, *ending]
         else:
-            assert theirs.moves == []
+            assert theirs.moves == ending
     # a limit cuts the list
     if len(answer.moves) >= 2:
         cut = legal_moves(state, seat, limit=1)

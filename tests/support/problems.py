@@ -12,7 +12,8 @@ PROBLEM = "application/problem+json"
 # Every rule id docs/rules.md defines: an error or a refusal cites one of these.
 RULE_IDS = {
     "C-CARD", "C-DECK", "C-SEAT", "C-DEAL", "C-TURN", "C-MELD", "C-SET", "C-RUN", "C-WILD",
-    "C-LAYOFF", "C-DISCARD-BACK", "C-OUT", "C-STOCK", "C-VALUE",
+    "C-LAYOFF", "C-DISCARD-BACK", "C-OUT", "C-STOCK", "C-VALUE", "C-RESIGN",
+    "C-ABORT", "C-CLOCK",
     "BASIC-PLAYERS", "BASIC-DEAL", "BASIC-SET", "BASIC-MELDS-PER-TURN", "BASIC-LAYOFF",
     "BASIC-OUT", "BASIC-SCORE", "BASIC-RUMMY", "BASIC-BLOCK", "BASIC-STOCK", "BASIC-END",
     "R51-PLAYERS", "R51-DEAL", "R51-FIRST", "R51-SET", "R51-RUN", "R51-WILDS",
