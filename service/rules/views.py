@@ -137,6 +137,8 @@ def dry_run_answer(before: GameState, after: GameState, events: list[dict[str, A
     shown: list[dict[str, Any]] = []
     unknown: list[str] = []
     for event in events:
+        if event["type"] == "deal_revealed":
+            continue  # the log's alone (a match ended early reveals the hand's deal)
         if event["type"] == "hand_end":
             shown.append({**{k: event[k] for k in DRY_RUN_HAND_END}, "dry_run": True})
             return {"game": seat_view(before, game_id, version, seat, now), "events": shown}

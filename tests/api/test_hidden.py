@@ -17,7 +17,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from service.rules import GameState, Violation, apply
-from service.rules.moves import move_to_dict
+from service.rules.moves import MATCH_MOVES, move_to_dict
 from service.store import GameStore
 from tests.support.bot import choose_move
 from tests.support.http_player import FlaskTransport, log_entries
@@ -150,6 +150,8 @@ class Table:
                                        json={"type": "draw", "source": "stock"},
                                        headers=self.auth(other))
                 assert dry.status_code == 422 and dry.get_json() == refused.get_json()
+        if self.rng.random() < 0.02:  # a seat ends the match early (C-RESIGN, C-ABORT)
+            return self.end_early(state)
         move = choose_move(state, seat, self.rng)
         try:
             apply(state, seat, move, Random(0))
@@ -159,7 +161,8 @@ class Table:
             listed = self.client.get(f"/v1/games/{gid}/legal-moves",
                                      headers=self.auth(seat)).get_json()
             example = (listed["compound"] or {}).get("example")
-            moves = listed["moves"] + ([example] if example else [])
+            moves = [m for m in listed["moves"] if m["type"] not in MATCH_MOVES] + (
+                [example] if example else [])  # ending the match early: end_early
             assert moves, f"seat {seat} has no legal move in {state.to_dict()}: {listed}"
             wire = self.rng.choice(moves)
         else:
@@ -187,6 +190,25 @@ class Table:
                                               if k not in ("private",)})
         if any(e["type"] == "dealt" for e in body["events"]):
             self.seen_openly = set()  # a new hand: what was open is shuffled back
+        return True
+
+
+    def end_early(self, state: GameState) -> bool:
+        """A random seat resigns (or aborts, before the first move); a timeout claimed
+        without a clock is refused. No answer shows a hidden card."""
+        gid = self.game_id
+        ender = self.rng.randrange(len(self.tokens))
+        claim = self.client.post(f"/v1/games/{gid}/moves", json={"type": "claim_timeout"},
+                                 headers=self.auth(ender))
+        assert claim.status_code == 422 and claim.get_json()["code"] == "NO_CLOCK"
+        self.check(ender, claim.get_json(), state, "claim refused")
+        wire = {"type": "abort" if not state.started else "resign"}
+        answer = self.client.post(f"/v1/games/{gid}/moves", json=wire,
+                                  headers=self.auth(ender))
+        assert answer.status_code == 200, answer.get_json()
+        after = true_state(self.store, gid)
+        assert after.status in ("finished", "aborted") and after.end is not None
+        self.check_answer(ender, answer.get_json(), state, after, wire["type"])
         return True
 
 

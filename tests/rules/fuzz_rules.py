@@ -54,6 +54,7 @@ from service.rules.cards import RANKS
 from service.rules.engine import shape_of
 from service.rules.melds import MeldError, Piece, check_meld
 from service.rules.moves import (
+    MATCH_MOVES,
     Discard,
     Draw,
     LayOff,
@@ -77,6 +78,10 @@ COMPLETE_SHARE = 0.05
 
 COMBINED_SHARE = 0.1
 """The share of moves before which moves made of several at once are tried, by default."""
+
+ENDING_SHARE = 0.005
+"""The share of moves that end the match early instead (resign, abort: C-RESIGN, C-ABORT),
+when listed; the others are chosen among the rest of the listing."""
 
 COMBINED_TRIES = 6
 """Moves made of several at once tried each time, the first one accepted played."""
@@ -104,8 +109,14 @@ def _knob_value(knob: Knob, rng: Random) -> Any:
         return rng.random() < 0.5
     if knob.kind == "enum":
         return rng.choice(knob.choices)
-    if knob.kind == "match_end":
-        return {rng.choice(knob.choices): rng.choice([1, 2, 3, 50, 100, 300])}
+    if knob.kind == "match_end":  # within the key's bounds (Dummy: 1 to 12 contracts)
+        key = rng.choice(knob.choices)
+        low, high = knob.key_limits(key)
+        return {key: rng.choice([n for n in (1, 2, 3, 50, 100, 300) if low <= n <= high])}
+    if knob.keyed:  # clock: null or {"turn_seconds": N} within its bounds
+        key = rng.choice(knob.choices)
+        low, high = knob.key_limits(key)
+        return rng.choice([None, {key: rng.choice([low, high, rng.randint(low, high)])}])
     low = knob.minimum if knob.minimum is not None else 0
     high = knob.maximum if knob.maximum is not None else low + 60
     options: list[Any] = [*knob.choices, low, high, rng.randint(low, high)]
@@ -132,7 +143,10 @@ def _choose(state: GameState, seat: int, rng: Random,
     listing = legal.legal_moves(state, seat, limit=5000)
     unlisted = (_unlisted(state, seat, listing.moves)
                 if not listing.truncated and rng.random() < complete else [])
-    choices = [move_from_dict(m) for m in listing.moves]
+    ending = [move_from_dict(m) for m in listing.moves if m["type"] in MATCH_MOVES]
+    if ending and rng.random() < ENDING_SHARE:  # now and then a seat resigns or aborts
+        return rng.choice(ending), unlisted
+    choices = [move_from_dict(m) for m in listing.moves if m["type"] not in MATCH_MOVES]
     if listing.compound and listing.compound.get("example"):
         choices += [move_from_dict(listing.compound["example"])] * 3
     weighted = [m for m in choices if isinstance(m, (MeldMove, LayOff))] * 3 + choices
