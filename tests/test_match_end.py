@@ -374,3 +374,14 @@ def test_variants_list_the_clock_knob(client: FlaskClient) -> None:
         assert knob["default"] is None and knob["nullable"] is True
         assert knob["bounds"] == {"turn_seconds": {"minimum": 5, "maximum": 86400}}
         assert knob["rule"] == "C-CLOCK"
+
+
+def test_a_dry_run_of_a_resign_reveals_nothing_and_changes_nothing(client: FlaskClient) -> None:
+    table = Table(client, "basic", 3)
+    resp = client.post(f"/v1/games/{table.id}/moves?dry_run=true", json={"type": "resign"},
+                       headers=table.auth(1))
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    answer = body(resp)
+    assert [e["type"] for e in answer["events"]] == ["resign", "game_end"]
+    assert "stock" not in json.dumps(answer["events"])
+    assert table.view()["status"] == "playing" and table.view()["version"] == 0

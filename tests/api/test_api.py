@@ -22,7 +22,8 @@ from tests.support.problems import assert_problem
 
 DECK = [rank + suit for suit in "SHDC" for rank in "A23456789TJQK"]
 KNOB_NAMES = ["ace", "melds_per_turn", "lay_off_requires_own_meld", "must_discard_to_go_out",
-              "scoring", "going_rummy", "stock_exhausted", "max_stock_rebuilds", "match_end"]
+              "scoring", "going_rummy", "stock_exhausted", "max_stock_rebuilds", "match_end",
+              "clock"]
 PUBLIC_KEYS = {"game_id", "variant", "rules", "status", "hand_number", "dealer", "turn",
                "version", "stock_count", "discard_top", "discard_count", "seats", "melds",
                "hands_played", "winners", "arranged"}
@@ -55,7 +56,8 @@ def test_variants_list_basic_with_every_knob(client: FlaskClient) -> None:
     assert basic["rules"] == {
         "ace": "low", "melds_per_turn": "unlimited", "lay_off_requires_own_meld": False,
         "must_discard_to_go_out": False, "scoring": "winner_collects", "going_rummy": "double",
-        "stock_exhausted": "shuffle", "max_stock_rebuilds": 3, "match_end": {"target": 150}}
+        "stock_exhausted": "shuffle", "max_stock_rebuilds": 3, "match_end": {"target": 150},
+        "clock": None}
     knobs = {k["name"]: k for k in basic["knobs"]}
     assert [k["name"] for k in basic["knobs"]] == KNOB_NAMES
     expected = {  # name: (type, rule, allowed values)
@@ -68,6 +70,7 @@ def test_variants_list_basic_with_every_knob(client: FlaskClient) -> None:
         "stock_exhausted": ("enum", "C-STOCK", ["turn_over", "shuffle", "end_hand"]),
         "max_stock_rebuilds": ("int", "C-STOCK", None),
         "match_end": ("match_end", "BASIC-END", ["target", "deals"]),
+        "clock": ("clock", "C-CLOCK", ["turn_seconds"]),
     }
     for name, (kind, rule, values) in expected.items():
         knob = knobs[name]
