@@ -123,7 +123,7 @@ def test_variants_list_dummy_and_wrotham(client: FlaskClient) -> None:
     assert variants["wrotham"]["rules"]["joker_penalty"] == 15
     assert {k["name"] for k in variants["dummy"]["knobs"]} == {
         "run_same_suit", "playable_discard", "cut_ins", "stock_exhausted",
-        "max_stock_rebuilds", "match_end"}
+        "max_stock_rebuilds", "match_end", "clock"}
 
 
 def test_dummy_contract_met_and_failed_then_repeated(client: FlaskClient) -> None:
