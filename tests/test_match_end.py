@@ -385,3 +385,26 @@ def test_a_dry_run_of_a_resign_reveals_nothing_and_changes_nothing(client: Flask
     assert [e["type"] for e in answer["events"]] == ["resign", "game_end"]
     assert "stock" not in json.dumps(answer["events"])
     assert table.view()["status"] == "playing" and table.view()["version"] == 0
+
+
+def test_a_clocked_lobby_game_starts_its_clock_when_it_deals(client: FlaskClient,
+                                                             shifted: Any) -> None:
+    resp = client.post("/v1/games", json={"variant": "basic", "players": ["Ana", None],
+                                          "rules": {"clock": {"turn_seconds": 10}}})
+    assert resp.status_code == 201, resp.get_data(as_text=True)
+    created = body(resp)
+    shifted.clock_offset_ms = 3_600_000  # the last seat is taken an hour later
+    joined = client.post("/v1/join", json={"code": created["join_code"], "name": "Bo"})
+    assert joined.status_code == 201, joined.get_data(as_text=True)
+    game_view = body(joined)["game"]
+    deadline, server = when(game_view["turn"]["deadline"]), when(game_view["server_time"])
+    assert 9 <= deadline - server <= 10 and game_view["turn"]["expired"] is False
+    view = body(client.get(f"/v1/games/{created['game_id']}"))
+    assert view["turn"]["deadline"] == game_view["turn"]["deadline"]
+
+
+def test_a_clocked_game_created_full_shows_its_deadline_at_once(client: FlaskClient) -> None:
+    table = Table(client, "dummy", 2, {"clock": {"turn_seconds": 5}})
+    created = table.created["game"]
+    assert created["turn"]["deadline"] is not None and created["server_time"]
+    assert created["turn"]["deadline"] == table.view()["turn"]["deadline"]

@@ -201,8 +201,13 @@ class LobbyReferee(Referee):
         names = [p if p is not None else f"seat {i}" for i, p in enumerate(players)]
         state, _events = new_game(variant, names, rules, dealer, deals)  # checks it all
         host = None
+        now: int | None = None
         for _attempt in range(MAX_ATTEMPTS):
             game_id = _games.new_game_id()
+            if None not in players and state.rules.get("clock") is not None:
+                # the first turn's clock starts now, by the store's clock (C-CLOCK)
+                now = self.store.now_ms(game_id)
+                state, _events = new_game(variant, names, rules, state.dealer, deals, now=now)
             host = f"{game_id}.{HOST}.{secrets.token_urlsafe(24)}"
             tokens = [None if p is None else _seat_token(game_id, i)
                       for i, p in enumerate(players)]
@@ -234,7 +239,7 @@ class LobbyReferee(Referee):
             body["join_code"] = self._new_code(game_id)
             body["game"] = waiting_view(doc, game_id, 0)
         else:
-            body["game"] = _decorated(public_view(state, game_id, 0), doc)
+            body["game"] = _decorated(public_view(state, game_id, 0, now), doc)
         return Answer(body, 0)
 
     def _new_code(self, game_id: str) -> str:
@@ -256,7 +261,8 @@ class LobbyReferee(Referee):
         if _is_waiting(doc):
             return Answer(waiting_view(doc, game_id, loaded.version), loaded.version)
         state = self._hold(game_id, loaded.version, doc)
-        return Answer(_decorated(public_view(state, game_id, loaded.version), doc),
+        now = self._now(game_id, state, loaded.now_ms)
+        return Answer(_decorated(public_view(state, game_id, loaded.version, now), doc),
                       loaded.version)
 
     def seat(self, game_id: str, token: str | None, meter: Meter | None = None) -> Answer:
@@ -266,7 +272,8 @@ class LobbyReferee(Referee):
             return Answer(_waiting_seat_view(doc, game_id, loaded.version, seat),
                           loaded.version)
         state = self._hold(game_id, loaded.version, doc)
-        return Answer(_decorated(seat_view(state, game_id, loaded.version, seat), doc),
+        now = self._now(game_id, state, loaded.now_ms)
+        return Answer(_decorated(seat_view(state, game_id, loaded.version, seat, now), doc),
                       loaded.version)
 
     def play(self, game_id: str, token: str | None, move: Any, **options: Any) -> Answer:
@@ -416,13 +423,17 @@ class LobbyReferee(Referee):
             events: list[dict[str, Any]] = [{"type": "seat_taken", "seat": taken,
                                              "name": name}]
             state: GameState | None = None
+            now: int | None = None
             if None in players:
                 new_doc: dict[str, Any] = {**doc, "lobby": {**doc["lobby"], "players": players},
                                            "tokens": tokens}
             else:
                 setup = doc["lobby"]
+                now = (self.store.now_ms(game_id) if setup["rules"].get("clock") is not None
+                       else None)  # the first turn's clock starts as the game deals
                 state, dealt = new_game(setup["variant"], [p for p in players if p is not None],
-                                        setup["rules"], setup["dealer"], setup["deals"] or None)
+                                        setup["rules"], setup["dealer"], setup["deals"] or None,
+                                        now=now)
                 events.extend(dealt)
                 new_doc = {key: value for key, value in doc.items() if key != "lobby"}
                 new_doc.update(state=state.to_compact(), tokens=tokens)
@@ -430,7 +441,7 @@ class LobbyReferee(Referee):
                                 _lobby_record(version, taken, events)):
                 continue  # someone else's change came first: look again
             view = (_waiting_seat_view(new_doc, game_id, version, taken) if state is None
-                    else _decorated(seat_view(state, game_id, version, taken), new_doc))
+                    else _decorated(seat_view(state, game_id, version, taken, now), new_doc))
             return Answer({"game_id": game_id, "seat": taken, "token": token, "game": view},
                           version)
         raise Contention(f"game {game_id!r} is busy; retry")
