@@ -38,6 +38,7 @@ from service.rules.cards import standard_deck
 from service.rules.legal import legal_moves
 from service.rules.melds import MeldError, Piece, extend_meld, may_lay_off
 from service.rules.moves import (
+    MATCH_MOVES,
     Abort,
     ClaimTimeout,
     CutIn,
@@ -282,8 +283,10 @@ def test_the_r51_opening_is_offered_as_a_compound_example() -> None:
     answer = legal_moves(state, 1)
     assert answer.your_turn is True
     # before opening no single meld is worth 51 with a clean run: only discards are listed
-    assert {m["type"] for m in answer.moves} == {"discard"}
-    assert {m["card"] for m in answer.moves} == set(state.hands[1])
+    assert {"type": "resign"} in answer.moves  # always listed (C-RESIGN)
+    turn = [m for m in answer.moves if m["type"] not in MATCH_MOVES]
+    assert {m["type"] for m in turn} == {"discard"}
+    assert {m["card"] for m in turn} == set(state.hands[1])
     compound = answer.compound
     assert compound is not None
     assert compound["kind"] == "opening" and compound["rule"] == "R51-OPEN"
@@ -304,8 +307,10 @@ def test_the_dealers_first_action_lists_only_discards() -> None:
     answer = legal_moves(state, 2)
     assert answer.your_turn is True
     assert answer.compound is None
-    assert sorted(m["card"] for m in answer.moves) == sorted(set(state.hands[2]))
-    assert {m["type"] for m in answer.moves} == {"discard"}
+    assert {"type": "resign"} in answer.moves  # always listed (C-RESIGN)
+    turn = [m for m in answer.moves if m["type"] not in MATCH_MOVES]
+    assert sorted(m["card"] for m in turn) == sorted(set(state.hands[2]))
+    assert {m["type"] for m in turn} == {"discard"}
     check_state(state, Random(2))
 
 
@@ -413,10 +418,11 @@ def test_legal_moves_over_http(client: FlaskClient) -> None:
     assert body == {"seat": 0, "your_turn": True, "version": 0, "truncated": False,
                     "compound": None,
                     "moves": [{"type": "draw", "source": "stock"},
-                              {"type": "draw", "source": "discard"}]}
+                              {"type": "draw", "source": "discard"},
+                              {"type": "resign"}, {"type": "abort"}]}
     other = game.legal(1).get_json()
     assert other == {"seat": 1, "your_turn": False, "version": 0, "truncated": False,
-                     "compound": None, "moves": []}
+                     "compound": None, "moves": [{"type": "resign"}, {"type": "abort"}]}
 
     game.ok(0, {"type": "draw", "source": "stock"})  # 6H
     body = game.legal(0).get_json()
@@ -426,10 +432,10 @@ def test_legal_moves_over_http(client: FlaskClient) -> None:
         {"type": "meld", "melds": [{"cards": cards}]}
         for cards in (["6H", "7H", "8H"], ["7H", "8H", "9H"], ["6H", "7H", "8H", "9H"],
                       ["QS", "QD", "QC"], ["2C", "3C", "4C"])
-    ] + [{"type": "discard", "card": c} for c in hand]
+    ] + [{"type": "discard", "card": c} for c in hand] + [{"type": "resign"}]
     assert normalized(body["moves"]) == normalized(expected)
     types = [m["type"] for m in body["moves"]]
-    assert types == sorted(types, key=["draw", "meld", "lay_off", "discard"].index)
+    assert types == sorted(types, key=["draw", "meld", "lay_off", "discard", "resign"].index)
 
     game.ok(0, {"type": "meld", "melds": [{"cards": ["7H", "8H", "9H"]}]})
     body = game.legal(0).get_json()
@@ -480,7 +486,7 @@ def test_legal_moves_limit_truncates(client: FlaskClient) -> None:
     game = Game(client, dealer=1, deals=[arranged(A_HANDS, "5C", ["6H", "9D"])])
     game.ok(0, {"type": "draw", "source": "stock"})
     full = game.legal(0).get_json()
-    assert len(full["moves"]) == 16 and full["truncated"] is False
+    assert len(full["moves"]) == 17 and full["truncated"] is False  # resign the 17th
     resp = game.legal(0, "?limit=3")
     assert resp.status_code == 200, resp.get_data(as_text=True)
     cut = resp.get_json()
@@ -491,12 +497,12 @@ def test_legal_moves_limit_truncates(client: FlaskClient) -> None:
 
 
 def test_a_limit_that_cuts_nothing_is_not_truncated(client: FlaskClient) -> None:
-    """API.md: ``truncated`` says the list was cut; 16 moves with limit=16 are all there."""
+    """API.md: ``truncated`` says the list was cut; 17 moves with limit=17 are all there."""
     game = Game(client, dealer=1, deals=[arranged(A_HANDS, "5C", ["6H", "9D"])])
     game.ok(0, {"type": "draw", "source": "stock"})
     full = game.legal(0).get_json()
-    assert len(full["moves"]) == 16
-    resp = game.legal(0, "?limit=16")
+    assert len(full["moves"]) == 17
+    resp = game.legal(0, "?limit=17")
     assert resp.status_code == 200, resp.get_data(as_text=True)
     exact = resp.get_json()
     assert exact["truncated"] is False
