@@ -281,7 +281,8 @@ class MatchEndSchema(ma.Schema):
 class HandResultSchema(ma.Schema):
     hand_number = fields.Integer(required=True)
     went_out = fields.Integer(allow_none=True, required=True)
-    reason = fields.String(required=True, validate=validate.OneOf(["out", "stock_exhausted"]))
+    reason = fields.String(required=True, validate=validate.OneOf(
+        ["out", "stock_exhausted", "knock", "gin", "big_gin", "wall", "draw"]))
     counts = fields.List(fields.Float(), required=True)
     scores = fields.List(fields.Float(), required=True)
     going_rummy = fields.Boolean(required=True)
@@ -289,6 +290,35 @@ class HandResultSchema(ma.Schema):
     dry = fields.Boolean(metadata={"description": "dry rummy: nobody else had melded"})
     jokers_used = fields.Integer(allow_none=True, metadata={
         "description": "jokers the winner put down in an all-at-once finish (L14-DRY)"})
+    result = fields.String(metadata={
+        "description": "gin: knock, gin, big_gin, undercut, tie, wall_draw or draw (GIN-SCORE)"})
+    knocker = fields.Integer(metadata={"description": "gin: the seat that knocked"})
+    deadwood = fields.List(fields.Integer(), metadata={"description": "gin: each seat's"})
+    game_bonus = fields.Integer(metadata={"description": "gin: the match's game bonus"})
+    box_bonus = fields.List(fields.Integer(), metadata={
+        "description": "gin: each seat's box bonus (GIN-END)"})
+    shutout = fields.Boolean(metadata={"description": "gin: the winner's total doubled"})
+    match_winner = fields.Integer(metadata={"description": "gin: who won the match"})
+
+
+class GinKnockSchema(ma.Schema):
+    seat = fields.Integer(required=True)
+    kind = fields.String(required=True, metadata={"description": "knock, gin or big_gin"})
+    deadwood = fields.Integer(required=True)
+
+
+class GinFactsSchema(ma.Schema):
+    upcard_offer = fields.Integer(allow_none=True, required=True, metadata={
+        "description": "the seat the first upcard is offered to (GIN-FIRST), or null"})
+    knock_limit = fields.Integer(required=True, metadata={
+        "description": "the most deadwood a knock may leave this hand (GIN-KNOCK, oklahoma)"})
+    wall = fields.Boolean(required=True, metadata={
+        "description": "the stock is down to 2 cards (GIN-WALL)"})
+    knock = fields.Nested(GinKnockSchema, allow_none=True, required=True)
+    deadwood = fields.List(fields.Integer(allow_none=True), required=True, metadata={
+        "description": "each seat's deadwood once laid out (GIN-LAYOFF), else null"})
+    upcards_taken = fields.Integer(required=True, metadata={
+        "description": "discards taken this hand"})
 
 
 class PublicViewSchema(ma.Schema):
@@ -325,6 +355,9 @@ class PublicViewSchema(ma.Schema):
     arranged = fields.Boolean(required=True)
     cut_in = fields.Nested(CutInWindowSchema, metadata={
         "description": "Dummy rummy with cut_ins: the cut-in window and its claims"})
+    gin = fields.Nested(GinFactsSchema, metadata={
+        "description": "Gin rummy: the hand's upcard offer, knock limit, wall, knock and "
+                       "deadwood (GIN-FIRST, GIN-KNOCK, GIN-WALL, GIN-LAYOFF)"})
     deal_commitment = fields.String(allow_none=True, required=True, metadata={
         "description": "SHA-256 over a secret seed and this hand's deal, revealed in the "
                        "log (deal_revealed) when the hand ends"})
@@ -388,6 +421,9 @@ _REQUIRED_BY_TYPE = {
     "resign": (),
     "abort": (),
     "claim_timeout": (),
+    "pass": (),
+    "knock": ("melds",),
+    "lay_out": (),
 }
 _ALLOWED_BY_TYPE = {
     "draw": {"source"},
@@ -400,6 +436,9 @@ _ALLOWED_BY_TYPE = {
     "resign": set(),
     "abort": set(),
     "claim_timeout": set(),
+    "pass": set(),
+    "knock": {"card", "melds", "lay_offs"},
+    "lay_out": {"melds", "lay_offs"},
 }
 
 
@@ -416,8 +455,9 @@ class MoveSchema(StrictSchema):
     type = fields.String(required=True, validate=validate.OneOf(MOVE_TYPES))
     source = fields.String(validate=validate.OneOf(["stock", "discard"]),
                            metadata={"description": "draw: where from"})
-    melds = fields.List(fields.Nested(MeldSpecSchema), validate=validate.Length(min=1, max=12),
-                        metadata={"description": "meld / take_from_meld: new melds"})
+    melds = fields.List(fields.Nested(MeldSpecSchema), validate=validate.Length(max=12),
+                        metadata={"description": "meld / take_from_meld / knock / lay_out: "
+                                                 "new melds (GIN's lay_out may have none)"})
     meld_id = fields.String(validate=validate.Length(min=1, max=20),
                             metadata={"description": "lay_off / swap_joker: the table meld"})
     cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC),
@@ -425,7 +465,8 @@ class MoveSchema(StrictSchema):
                         metadata={"description": "lay_off: cards from hand"})
     end = fields.String(validate=validate.OneOf(["low", "high"]),
                         metadata={"description": "lay_off: which end of a run"})
-    card = CardCode(metadata={"description": "discard / swap_joker: the card"})
+    card = CardCode(metadata={"description": "discard / swap_joker / knock: the card "
+                                             "(knock without it: big gin, GIN-KNOCK)"})
     announce = StrictBoolean(metadata={"description": "discard: last-card call (R51-LAST)"})
     take = fields.List(fields.Nested(TakeSchema), validate=validate.Length(min=1, max=8),
                        metadata={"description": "take_from_meld: cards taken from melds"})

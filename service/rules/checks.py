@@ -117,7 +117,7 @@ def score_one_hand(variant_id: str, overrides: Mapping[str, Any] | None,
     if over:  # C-DECK: the hands and the last discard are cards of one deck
         raise MissingFact("hands", f"more copies than the {variant.name} deck holds: " + ", ".join(
             f"{card} {over[card]} times (the deck holds {deck[card]})" for card in sorted(over)))
-    if went_out is not None and hands[went_out]:
+    if went_out is not None and hands[went_out] and not vr.knocker_keeps_deadwood:
         raise MissingFact(f"hands.{went_out}", "the seat that went out holds no card "
                                                "(C-OUT): hands are the cards each seat "
                                                "still holds")

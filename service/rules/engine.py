@@ -186,7 +186,7 @@ def next_hand(state: GameState, variant: Variant, vr: VariantRules, rng: Random
     passes left, C-SEAT; an arranged deal is used if one is left and every seat is still
     in the match); the ``dealt`` event."""
     state.hand_number += 1
-    state.dealer = state.next_seat(state.dealer)
+    state.dealer = vr.next_dealer(state)
     arranged = state.deals[0] if state.deals else None
     state.deals = state.deals[1:]
     if arranged is not None and any(
@@ -283,6 +283,8 @@ def apply(state: GameState, seat: int, move: Move, rng: Random | None = None,
         turn.swap_joker(move)
     elif isinstance(move, TakeFromMeld):
         turn.take_from_meld(move)
+    else:  # a move only some variants have (GIN: pass, knock, lay_out)
+        vr.variant_move(turn, move)
     if turn.hand_over and new.status == "playing":
         turn.events.extend(next_hand(new, variant, vr, rng))
     new.started = True

@@ -136,7 +136,11 @@ def _hand_melds(state: GameState, seat: int) -> list[Meld] | None:
 
 def _candidates(state: GameState, seat: int, melds: list[Meld] | None) -> Iterator[Move]:
     """Moves worth asking the engine about, most useful first, without duplicates
-    (``melds``: :func:`_hand_melds`)."""
+    (``melds``: :func:`_hand_melds`), or the variant's own (GIN)."""
+    own = context(state)[2].candidate_moves(state, seat)
+    if own is not None:
+        yield from own
+        return
     if state.phase == "draw":
         yield Draw("stock")
         if state.discard:
@@ -209,8 +213,9 @@ def legal_moves(state: GameState, seat: int, limit: int = 500,
     return answer
 
 
-_ORDER = {"draw": 0, "meld": 1, "lay_off": 2, "swap_joker": 3, "take_from_meld": 4,
-          "discard": 5, "cut_in": 6, "resign": 7, "abort": 8, "claim_timeout": 9}
+_ORDER = {"pass": 0, "draw": 0, "meld": 1, "knock": 1, "lay_off": 2, "lay_out": 2,
+          "swap_joker": 3, "take_from_meld": 4, "discard": 5, "cut_in": 6, "resign": 7,
+          "abort": 8, "claim_timeout": 9}
 
 
 def _ordered(moves: list[dict[str, Any]]) -> list[dict[str, Any]]:

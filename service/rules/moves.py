@@ -90,14 +90,38 @@ class ClaimTimeout:
     """Claim the match from the seat whose turn's deadline has passed (C-CLOCK)."""
 
 
-Move = (Draw | MeldMove | LayOff | SwapJoker | TakeFromMeld | Discard | CutIn | Resign | Abort
-        | ClaimTimeout)
+@dataclass(frozen=True)
+class Pass:
+    """Refuse the first upcard (GIN-FIRST), or pass at the wall (GIN-WALL)."""
+
+
+@dataclass(frozen=True)
+class Knock:
+    """Discard ``card`` and lay out ``melds``; the cards not melded are deadwood (GIN-KNOCK).
+    ``card`` None: big gin, all eleven cards melded (GIN-KNOCK ``big_gin_bonus``).
+    ``lay_offs`` are refused (the knocker may not lay off, GIN-LAYOFF)."""
+
+    card: str | None
+    melds: tuple[tuple[Piece, ...], ...]
+    lay_offs: tuple[LayOff, ...] = ()
+
+
+@dataclass(frozen=True)
+class LayOut:
+    """The knocker's opponent lays out melds and lays off on the knocker's (GIN-LAYOFF)."""
+
+    melds: tuple[tuple[Piece, ...], ...] = ()
+    lay_offs: tuple[LayOff, ...] = ()
+
+
+Move = (Draw | MeldMove | LayOff | SwapJoker | TakeFromMeld | Discard | CutIn | Pass | Knock
+        | LayOut | Resign | Abort | ClaimTimeout)
 
 MATCH_MOVES = ("resign", "abort", "claim_timeout")
 """The moves that end a match early, allowed to a seat in or out of turn."""
 
 MOVE_TYPES = ("draw", "meld", "lay_off", "swap_joker", "take_from_meld", "discard", "cut_in",
-              *MATCH_MOVES)
+              "pass", "knock", "lay_out", *MATCH_MOVES)
 
 
 def _card(value: Any, field: str) -> str:
@@ -135,6 +159,21 @@ def _melds(value: Any, field: str) -> tuple[tuple[Piece, ...], ...]:
             raise MalformedMove(f"{field}.{i}", 'an object {"cards": [...]} is required')
         out.append(_pieces(meld["cards"], f"{field}.{i}.cards"))
     return tuple(out)
+
+
+def _melds_or_none(value: Any, field: str) -> tuple[tuple[Piece, ...], ...]:
+    """``melds`` that may be empty or absent (a lay-out with no meld, GIN-LAYOFF)."""
+    if value is None or value == []:
+        return ()
+    return _melds(value, field)
+
+
+def _lay_offs(value: Any) -> tuple[LayOff, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise MalformedMove("lay_offs", "a list of lay-offs is required")
+    return tuple(_lay_off(lo, f"lay_offs.{i}") for i, lo in enumerate(value))
 
 
 def _str(value: Any, field: str, choices: tuple[str, ...] | None = None) -> str:
@@ -188,6 +227,15 @@ def move_from_dict(data: Mapping[str, Any]) -> Move:
         return Discard(_card(data.get("card"), "card"), announce)
     if kind == "cut_in":
         return CutIn()
+    if kind == "pass":
+        return Pass()
+    if kind == "knock":
+        card = data.get("card")
+        return Knock(None if card is None else _card(card, "card"),
+                     _melds_or_none(data.get("melds"), "melds"), _lay_offs(data.get("lay_offs")))
+    if kind == "lay_out":
+        return LayOut(_melds_or_none(data.get("melds"), "melds"),
+                      _lay_offs(data.get("lay_offs")))
     if kind == "resign":
         return Resign()
     if kind == "abort":
@@ -231,6 +279,16 @@ def move_to_dict(move: Move) -> dict[str, Any]:
         if move.announce:
             d["announce"] = True
         return d
+    if isinstance(move, Pass):
+        return {"type": "pass"}
+    if isinstance(move, Knock | LayOut):
+        out: dict[str, Any] = {"type": "knock" if isinstance(move, Knock) else "lay_out"}
+        if isinstance(move, Knock) and move.card is not None:
+            out["card"] = move.card
+        out["melds"] = [{"cards": [_piece_out(p) for p in m]} for m in move.melds]
+        if move.lay_offs or isinstance(move, LayOut):
+            out["lay_offs"] = [_lay_off_out(lo) for lo in move.lay_offs]
+        return out
     if isinstance(move, Resign):
         return {"type": "resign"}
     if isinstance(move, Abort):

@@ -310,6 +310,16 @@ class Rules:
     playable_discard: str = "allow"
     cut_ins: bool = False
     clock: Mapping[str, int] | None = None
+    knock_card: int = 10
+    oklahoma: bool = False
+    gin_bonus: int = 25
+    undercut_bonus: int = 25
+    undercut_on_tie: bool = True
+    big_gin_bonus: int = 0
+    discard_taken_card: bool = False
+    game_bonus: int = 100
+    box_bonus: int = 25
+    shutout_doubles: bool = True
 
     @property
     def turn_seconds(self) -> int | None:

@@ -12,7 +12,7 @@ from typing import Any
 from service.rules import fairness
 from service.rules.cards import JOKER, standard_deck
 from service.rules.state import GameState
-from service.rules.variants import dummy
+from service.rules.variants import dummy, gin
 
 PUBLIC = None
 """The viewer of the public view and the public log."""
@@ -70,6 +70,8 @@ def public_view(state: GameState, game_id: str, version: int,
         contracts, view["cut_in"] = dummy.public_facts(state)
         for seat, facts in zip(view["seats"], contracts, strict=True):
             seat["contract"] = facts
+    if state.variant == "gin":  # GIN-FIRST, GIN-KNOCK, GIN-WALL, GIN-LAYOFF
+        view["gin"] = gin.public_facts(state)
     return view
 
 

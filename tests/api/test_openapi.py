@@ -172,7 +172,8 @@ def test_moves_document_their_headers_query_and_body(app: Flask) -> None:
             "take"} <= set(body["properties"])
     kinds = resolve(spec, body["properties"]["type"])
     assert set(kinds["enum"]) == {"draw", "meld", "lay_off", "swap_joker", "take_from_meld",
-                                  "discard", "cut_in", "resign", "abort", "claim_timeout"}
+                                  "discard", "cut_in", "resign", "abort", "claim_timeout",
+                                  "pass", "knock", "lay_out"}
 
 
 def test_every_documented_error_answer_is_a_problem(app: Flask) -> None:

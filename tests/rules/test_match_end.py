@@ -11,7 +11,15 @@ import pytest
 from service.rules import GameState, Violation, apply, new_game
 from service.rules.errors import Code
 from service.rules.legal import legal_moves
-from service.rules.moves import Abort, ClaimTimeout, Discard, Draw, Resign, move_to_dict
+from service.rules.moves import (
+    Abort,
+    ClaimTimeout,
+    Discard,
+    Draw,
+    Resign,
+    move_from_dict,
+    move_to_dict,
+)
 from service.rules.variants.dummy import dummy_state
 
 CLOCK = {"clock": {"turn_seconds": 30}}
@@ -180,3 +188,42 @@ def test_the_wire_form_of_the_new_moves() -> None:
     from service.rules.moves import move_from_dict
     for move in (Resign(), Abort(), ClaimTimeout()):
         assert move_from_dict(move_to_dict(move)) == move
+
+
+# --- gin: the same moves in a two-player variant with its own phases --------------------
+
+
+def test_gin_resign_abort_and_claim_timeout() -> None:
+    state = with_totals(game("gin", 2, {**CLOCK, "match_end": {"target": 100}}, now=0),
+                        [40, 70])
+    assert state.deadline == 30_000  # the first upcard's offer is a clocked turn (GIN-FIRST)
+    late = state.turn
+    mine = [m["type"] for m in legal_moves(state, late, now=0).moves]
+    assert "pass" in mine and mine[-2:] == ["resign", "abort"]
+    aborted, _ = apply(state, 1 - late, Abort(), Random(0))
+    assert aborted.status == "aborted" and aborted.winners == []
+    resigned, _ = apply(state, 1, Resign(), Random(0))
+    assert resigned.status == "finished" and resigned.winners == [0]
+    assert resigned.end == {"reason": "resigned", "seat": 1}
+    refused(state, 1 - late, ClaimTimeout(), Code.CLOCK_NOT_EXPIRED, now=29_999)
+    assert [m["type"] for m in legal_moves(state, 1 - late, now=30_000).moves] == [
+        "resign", "abort", "claim_timeout"]
+    claimed, _ = apply(state, 1 - late, ClaimTimeout(), Random(0), 30_000)
+    assert claimed.end == {"reason": "timeout", "seat": late}
+    assert claimed.winners == [1 - late]
+    passed, _ = apply(state, late, move_from_dict({"type": "pass"}), Random(0), 1_000)
+    assert passed.deadline == 31_000  # the next seat's turn starts its own clock
+    refused(passed, late, Abort(), Code.ABORT_TOO_LATE)
+
+
+def test_gin_resign_while_the_knocked_hand_is_laid_out() -> None:
+    from tests.support.gin_game import DEFENDER, KNOCK, KNOCKER, UPCARD, deal
+    state, _ = new_game("gin", ["d", "n"], {"match_end": {"deals": 1}}, dealer=0,
+                        deals=[deal((DEFENDER, KNOCKER), UPCARD)], rng=Random(1))
+    state, _ = apply(state, 1, Draw("discard"), Random(0))
+    state, _ = apply(state, 1, move_from_dict(KNOCK), Random(0))
+    assert state.turn == 0  # the defender's lay-out (GIN-LAYOFF)
+    assert [m["type"] for m in legal_moves(state, 1).moves] == ["resign"]
+    after, _ = apply(state, 1, Resign(), Random(0))  # the knocker resigns out of turn
+    assert after.status == "finished" and after.winners == [0]
+    assert after.history == []  # the knocked hand is not scored

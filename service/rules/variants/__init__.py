@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from service.rules.ruleset import Knob, Variant
 from service.rules.state import register_variant_state
-from service.rules.variants import basic, dummy, lebanese14, rummy51, wrotham
+from service.rules.variants import basic, dummy, gin, lebanese14, rummy51, wrotham
 from service.rules.variants.base import VariantRules
 
 _ALL: tuple[VariantRules, ...] = (basic.RULES, rummy51.RULES, lebanese14.RULES, dummy.RULES,
-                                  wrotham.RULES)
+                                  wrotham.RULES, gin.RULES)
 """Every variant, in the order ``GET /v1/variants`` lists them."""
 
 _RULES: dict[str, VariantRules] = {vr.variant.id: vr for vr in _ALL}

@@ -10,7 +10,7 @@ model (docs/rules.md, C), with no house rule of any variant's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any
@@ -184,6 +184,20 @@ class VariantRules:
                         N_("{variant} does not allow taking cards from melds"),
                         variant=self.variant.name)
 
+    def variant_move(self, turn: Turn, move: Move) -> None:
+        """A move only some variants have (GIN: ``pass``, ``knock``, ``lay_out``)."""
+        raise Violation(Code.WRONG_PHASE, RuleId.C_TURN,
+                        N_("{variant} has no such move"), variant=self.variant.name)
+
+    def next_dealer(self, state: GameState) -> int:
+        """The dealer of the next hand (C-SEAT: the deal passes left)."""
+        return state.next_seat(state.dealer)
+
+    def may_discard_taken(self, turn: Turn) -> bool:
+        """Whether the card just taken from the discard pile may be discarded again
+        (C-DISCARD-BACK: no)."""
+        return False
+
     def cut_in(self, state: GameState, seat: int, rng: Random) -> list[Event]:
         raise Violation(Code.CUT_IN_NOT_ALLOWED, RuleId.DUMMY_CUTIN,
                         N_("{variant} has no cut-ins"), variant=self.variant.name)
@@ -201,6 +215,11 @@ class VariantRules:
         looks for such moves."""
         return False
 
+    def candidate_moves(self, state: GameState, seat: int) -> Iterator[Move] | None:
+        """The moves the legal-move listing asks the engine about, when the variant lists
+        its own (GIN); None: the common listing."""
+        return None
+
     def compound_action(self, turn: Turn, melds: list[Meld] | None) -> Compound | None:
         """The variant's compound meld action for ``turn.seat``, not down yet in the play
         phase of their turn (``turn`` is on a copy of the state), with an example move
@@ -210,6 +229,10 @@ class VariantRules:
         return None
 
     # -- the end of a hand and of the match ----------------------------------------------
+
+    knocker_keeps_deadwood = False
+    """Whether the seat that ends the hand may still hold cards (GIN-KNOCK: the knocker's
+    deadwood): ``POST /v1/scores/hand`` then takes ``went_out`` with cards."""
 
     score_needs: tuple[str, ...] = ("all_at_once",)
     """What :meth:`score` needs beyond the hands and who went out (for a stateless call)."""
@@ -475,7 +498,8 @@ class Turn:
         s = self.state
         self.phase("play", N_("discard"))
         self.holds([move.card])
-        if move.card == s.taken and s.taken_before == 0:
+        if move.card == s.taken and s.taken_before == 0 \
+                and not self.vr.may_discard_taken(self):
             raise Violation(Code.DISCARD_TAKEN_CARD, RuleId.C_DISCARD_BACK,
                             N_("{card} was just taken from the discard pile"), card=move.card)
         self.vr.check_discard(self, move)

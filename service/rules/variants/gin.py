@@ -1,0 +1,575 @@
+"""Gin rummy (docs/rules.md, GIN), as the Gin Rummy Association plays it (and OpenSpiel's
+``gin_rummy`` with the knobs that reproduce it): two players, ten cards each, nothing
+melded before a knock; a knock lays out the knocker's melds, the other player lays out and
+lays off, and the deadwood left decides the hand.
+
+The hand's facts live in ``GameState.var`` under ``"gin"`` (plain data): the seats the first
+upcard is still offered to (GIN-FIRST), the knock limit (GIN-KNOCK, Oklahoma), whether the
+wall is reached (GIN-WALL), the knock, each seat's deadwood once laid out, and the count
+of discards taken (OpenSpiel ends a hand after 50).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from service.rules import scoring
+from service.rules.cards import rank_of
+from service.rules.errors import N_, Code, Violation
+from service.rules.melds import Meld, Piece
+from service.rules.memo import Kept
+from service.rules.moves import Discard, Draw, Knock, LayOff, LayOut, Move, Pass
+from service.rules.rule_ids import RuleId
+from service.rules.ruleset import CLOCK, Knob, Rules, Variant, knob_map
+from service.rules.state import GameState
+from service.rules.variants.base import LaidOff, Turn, VariantRules
+
+KEY = "gin"
+"""The key of the hand's gin facts in ``GameState.var``."""
+
+WALL = 2
+"""GIN-WALL: the stock cards that are never drawn."""
+
+# -- knobs ---------------------------------------------------------------------------------
+
+KNOCK_CARD = Knob("knock_card", "int", RuleId.GIN_KNOCK,
+                  "The most deadwood a player may knock with (0: gin only).",
+                  minimum=0, maximum=10)
+OKLAHOMA = Knob("oklahoma", "bool", RuleId.GIN_KNOCK,
+                "The first upcard's value sets the hand's knock limit (an ace: gin only).")
+GIN_BONUS = Knob("gin_bonus", "int", RuleId.GIN_SCORE,
+                 "What a gin scores besides the other player's deadwood.",
+                 minimum=0, maximum=1000)
+UNDERCUT_BONUS = Knob("undercut_bonus", "int", RuleId.GIN_SCORE,
+                      "What an undercut scores besides the difference.",
+                      minimum=0, maximum=1000)
+UNDERCUT_ON_TIE = Knob("undercut_on_tie", "bool", RuleId.GIN_SCORE,
+                       "Equal deadwood is an undercut (false: nobody scores).")
+BIG_GIN_BONUS = Knob("big_gin_bonus", "int", RuleId.GIN_KNOCK,
+                     "Big gin (all eleven cards melded, no discard) scores this besides the "
+                     "other's deadwood; 0: big gin is not played.", minimum=0, maximum=1000)
+DISCARD_TAKEN_CARD = Knob("discard_taken_card", "bool", RuleId.GIN_TURN,
+                          "The card just taken from the discard pile may be discarded again.")
+MATCH_END = Knob("match_end", "match_end", RuleId.GIN_END,
+                 "When the match ends: after the hand in which a total reaches a target "
+                 "(with the bonuses), or after a number of deals.", ("target", "deals"))
+GAME_BONUS = Knob("game_bonus", "int", RuleId.GIN_END,
+                  "With a target: what the winner of the match gets.", minimum=0, maximum=1000)
+BOX_BONUS = Knob("box_bonus", "int", RuleId.GIN_END,
+                 "With a target: what each player gets per hand won.", minimum=0, maximum=1000)
+SHUTOUT_DOUBLES = Knob("shutout_doubles", "bool", RuleId.GIN_END,
+                       "With a target: a loser who won no hand doubles the winner's total.")
+
+GIN = Variant(
+    id="gin", name="Gin rummy", decks=1, jokers=0, wild_twos=False,
+    min_players=2, max_players=2, upcard=True, set_max=4, set_distinct_suits=True,
+    run_same_suit=True, deal_sizes={2: 10},
+    knobs=knob_map(KNOCK_CARD, OKLAHOMA, GIN_BONUS, UNDERCUT_BONUS, UNDERCUT_ON_TIE,
+                   BIG_GIN_BONUS, DISCARD_TAKEN_CARD, MATCH_END, GAME_BONUS, BOX_BONUS,
+                   SHUTOUT_DOUBLES, CLOCK),
+    defaults={
+        "knock_card": 10, "oklahoma": False, "gin_bonus": 25, "undercut_bonus": 25,
+        "undercut_on_tie": True, "big_gin_bonus": 0, "discard_taken_card": False,
+        "match_end": {"target": 100}, "game_bonus": 100, "box_bonus": 25,
+        "shutout_doubles": True, "clock": None,
+    },
+    set_rule=RuleId.GIN_PLAYERS, run_rule=RuleId.GIN_PLAYERS, wild_rule=RuleId.GIN_PLAYERS,
+    out_rule=RuleId.GIN_KNOCK, end_rule=RuleId.GIN_END,
+)
+"""Gin rummy: 52 cards, 2 players, 10 cards each and an upcard (GIN-PLAYERS, GIN-DEAL)."""
+
+
+# -- deadwood ------------------------------------------------------------------------------
+
+
+def card_points(card: str) -> int:
+    """GIN-PLAYERS: A 1, 2-10 face value, J Q K 10."""
+    return min(rank_of(card), 10)
+
+
+def deadwood_of(cards: Sequence[str]) -> int:
+    return sum(card_points(c) for c in cards)
+
+
+def all_melds(cards: Sequence[str]) -> list[tuple[str, ...]]:
+    """Every set (3 or 4 of a rank) and run (3+ of a suit, ace low) ``cards`` hold."""
+    out: list[tuple[str, ...]] = []
+    by_rank: dict[str, list[str]] = {}
+    by_suit: dict[str, list[str]] = {}
+    for c in sorted(set(cards), key=lambda c: (rank_of(c), c[1])):
+        by_rank.setdefault(c[0], []).append(c)
+        by_suit.setdefault(c[1], []).append(c)
+    for group in by_rank.values():
+        if len(group) == 4:
+            out.append(tuple(group))
+            out.extend(tuple(g for g in group if g != skip) for skip in group)
+        elif len(group) == 3:
+            out.append(tuple(group))
+    for group in by_suit.values():
+        ranks = [rank_of(c) for c in group]
+        for i in range(len(group)):
+            j = i
+            while j + 1 < len(group) and ranks[j + 1] == ranks[j] + 1:
+                j += 1
+                if j - i >= 2:
+                    out.append(tuple(group[i:j + 1]))
+    return out
+
+
+_ARRANGED: Kept[tuple[str, ...], tuple[int, tuple[tuple[str, ...], ...]]] = Kept(4096)
+
+
+def arrange(cards: Sequence[str]) -> tuple[int, tuple[tuple[str, ...], ...]]:
+    """The least deadwood ``cards`` can be left with and melds that leave it (GIN-KNOCK)."""
+    key = tuple(sorted(cards))
+    return _ARRANGED.get(key, lambda: _arrange(key))
+
+
+def _arrange(cards: tuple[str, ...]) -> tuple[int, tuple[tuple[str, ...], ...]]:
+    melds = all_melds(cards)
+    best: list[Any] = [deadwood_of(cards), ()]
+
+    def search(left: frozenset[str], chosen: tuple[tuple[str, ...], ...], start: int) -> None:
+        dead = deadwood_of(list(left))
+        if dead < best[0]:
+            best[0], best[1] = dead, chosen
+        for i in range(start, len(melds)):
+            m = melds[i]
+            if all(c in left for c in m):
+                search(left.difference(m), (*chosen, m), i + 1)
+
+    search(frozenset(cards), (), 0)
+    chosen: tuple[tuple[str, ...], ...] = best[1]
+    return best[0], tuple(sorted(chosen, key=lambda m: (rank_of(m[0]), m[0][1])))
+
+
+def _extends(meld: Sequence[str], card: str) -> tuple[str, ...] | None:
+    """``meld`` with ``card`` laid off on it, or None when it does not fit."""
+    if card in meld:
+        return None
+    ranks = sorted(rank_of(c) for c in meld)
+    if len({c[0] for c in meld}) == 1:  # a set
+        return (*meld, card) if card[0] == meld[0][0] and len(meld) < 4 else None
+    if card[1] != meld[0][1]:
+        return None
+    if rank_of(card) in (ranks[0] - 1, ranks[-1] + 1):
+        return tuple(sorted((*meld, card), key=rank_of))
+    return None
+
+
+def best_lay_out(hand: Sequence[str], table: Sequence[tuple[str, Sequence[str]]],
+                 gin: bool) -> tuple[int, tuple[tuple[str, ...], ...],
+                                     tuple[tuple[str, tuple[str, ...]], ...]]:
+    """The defender's least deadwood (GIN-LAYOFF): their own melds, and (unless the
+    knocker went gin) cards laid off on the knocker's melds ``table`` (id, cards);
+    (deadwood, melds, lay-offs by meld id)."""
+    best = arrange(hand)
+    best_offs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    if gin:
+        return best[0], best[1], ()
+    result: list[Any] = [best[0], best[1], best_offs]
+
+    def search(left: tuple[str, ...], melds: tuple[tuple[str, tuple[str, ...]], ...],
+               offs: dict[str, tuple[str, ...]]) -> None:
+        dead, arranged = arrange(left)
+        if dead < result[0]:
+            result[0], result[1] = dead, arranged
+            result[2] = tuple((mid, cards) for mid, cards in offs.items())
+        for idx, (mid, cards) in enumerate(melds):
+            for card in left:
+                grown = _extends(cards, card)
+                if grown is None:
+                    continue
+                more = dict(offs)
+                more[mid] = (*more.get(mid, ()), card)
+                rest = list(left)
+                rest.remove(card)
+                search(tuple(rest), (*melds[:idx], (mid, grown), *melds[idx + 1:]), more)
+
+    search(tuple(hand), tuple((mid, tuple(c)) for mid, c in table), {})
+    return result[0], result[1], result[2]
+
+
+# -- the hand's facts ----------------------------------------------------------------------
+
+
+def facts(state: GameState) -> dict[str, Any]:
+    """The hand's gin facts (in ``state.var``; made on first use)."""
+    found = state.var.get(KEY)
+    if not isinstance(found, dict):
+        found = state.var[KEY] = new_facts(state)
+    return found
+
+
+def new_facts(state: GameState) -> dict[str, Any]:
+    first = (state.dealer + 1) % 2
+    rules = Rules.of(state.rules)
+    limit = rules.knock_card
+    if rules.oklahoma and state.discard:
+        limit = 0 if rank_of(state.discard[-1]) == 1 else card_points(state.discard[-1])
+    return {"offer": [first, 1 - first], "stock_only": False, "limit": limit, "wall": False,
+            "knock": None, "deadwood": [None, None], "upcards_taken": 0, "bounce": None,
+            "redeal": False}
+
+
+def public_facts(state: GameState) -> dict[str, Any]:
+    """What the views show of the hand (API.md "Gin rummy"): the upcard offer, the knock
+    limit, the wall, the knock and each seat's deadwood once laid out."""
+    f = facts(state)
+    knock = f["knock"]
+    return {"upcard_offer": f["offer"][0] if f["offer"] else None,
+            "knock_limit": f["limit"], "wall": f["wall"],
+            "knock": None if knock is None else dict(knock),
+            "deadwood": list(f["deadwood"]), "upcards_taken": f["upcards_taken"]}
+
+
+# -- the rules -----------------------------------------------------------------------------
+
+
+class GinRules(VariantRules):
+    """GIN rules: the first upcard, knocking, laying out and off, the wall, scoring."""
+
+    knocker_keeps_deadwood = True
+    score_needs: tuple[str, ...] = ()
+    """The hands are what each seat has left unmelded; ``went_out`` is the knocker."""
+
+    def meld_value(self, rules: Rules) -> Callable[[int, bool], int]:
+        def value(rank: int, high: bool) -> int:
+            del high
+            return min(rank, 10)
+
+        return value
+
+    def card_count(self, rules: Rules, card: str) -> int:
+        return card_points(card)
+
+    # -- the turn ------------------------------------------------------------------------
+
+    def first_turn(self, state: GameState) -> None:
+        """GIN-DEAL, GIN-FIRST: the non-dealer is offered the upcard first."""
+        super().first_turn(state)
+        state.var[KEY] = new_facts(state)
+
+    def next_dealer(self, state: GameState) -> int:
+        """GIN-DEAL; GIN-WALL: after a drawn hand the same dealer deals again."""
+        f = state.var.get(KEY)
+        if isinstance(f, dict) and f.get("redeal"):
+            return state.dealer
+        return super().next_dealer(state)
+
+    def may_discard_taken(self, turn: Turn) -> bool:
+        return True  # GIN-TURN decides (check_discard), citing its own rule
+
+    def check_phase(self, turn: Turn, what: str) -> None:
+        if turn.state.phase == "lay_out":
+            raise Violation(Code.WRONG_PHASE, RuleId.GIN_LAYOFF,
+                            N_("the hand was knocked: lay out your melds"))
+
+    def check_draw(self, turn: Turn, source: str) -> None:
+        f = facts(turn.state)
+        if source == "stock" and f["offer"]:
+            raise Violation(Code.STOCK_DRAW_FORBIDDEN, RuleId.GIN_FIRST,
+                            N_("take the first upcard or pass"))
+        if source == "discard" and f["stock_only"]:
+            raise Violation(Code.DISCARD_DRAW_FORBIDDEN, RuleId.GIN_FIRST,
+                            N_("both players passed the upcard: draw from the stock"))
+        if f["wall"]:
+            if source == "stock":
+                raise Violation(Code.STOCK_DRAW_FORBIDDEN, RuleId.GIN_WALL,
+                                N_("the stock is down to its last {n} cards: take the "
+                                   "discard to knock with it, or pass"), n=WALL)
+            hand = [*turn.hand, turn.state.discard[-1]]
+            if not any(self._knock_deadwood(turn.rules, hand, c)[0] <= f["limit"]
+                       for c in set(hand)):
+                raise Violation(Code.KNOCK_TOO_HIGH, RuleId.GIN_WALL,
+                                N_("at the wall the discard may only be taken to knock "
+                                   "with it, and no knock is possible with it"))
+
+    def check_meld_action(self, turn: Turn, melds: Sequence[Meld],
+                          lay_offs: Sequence[LaidOff]) -> None:
+        """GIN-TURN: nothing is melded on the table before a knock."""
+        raise Violation(Code.INVALID_MELD, RuleId.GIN_TURN,
+                        N_("nothing is melded before a knock: knock to lay out"))
+
+    def check_lay_offs(self, turn: Turn, lay_offs: Sequence[LaidOff],
+                       in_meld_action: bool = False) -> None:
+        """GIN-LAYOFF: only the knocker's opponent lays off, in the lay-out."""
+        raise Violation(Code.INVALID_LAY_OFF, RuleId.GIN_LAYOFF,
+                        N_("nothing is melded before a knock: knock to lay out"))
+
+    def before_draw(self, turn: Turn, source: str) -> None:
+        f = facts(turn.state)
+        f["offer"] = []
+        f["stock_only"] = False
+        if source == "discard":
+            f["upcards_taken"] += 1
+
+    def _knock_deadwood(self, rules: Rules, hand: Sequence[str], card: str | None
+                        ) -> tuple[int, tuple[tuple[str, ...], ...]]:
+        rest = list(hand)
+        if card is not None:
+            rest.remove(card)
+        return arrange(rest)
+
+    def check_discard(self, turn: Turn, move: Discard) -> None:
+        s = turn.state
+        if s.taken == move.card and s.taken_before == 0 and not turn.rules.discard_taken_card:
+            raise Violation(Code.DISCARD_TAKEN_CARD, RuleId.GIN_TURN,
+                            N_("{card} was just taken from the discard pile"), card=move.card)
+        if facts(s)["wall"]:
+            raise Violation(Code.MUST_KNOCK, RuleId.GIN_WALL,
+                            N_("the discard taken at the wall must be knocked with"))
+
+    def after_discard(self, turn: Turn, move: Discard) -> None:
+        s = turn.state
+        f = facts(s)
+        # GIN-TURN: two players in succession taking the discard and discarding it again
+        bounced = s.taken == move.card and s.taken_before == 0
+        if bounced and f["bounce"] is not None and f["bounce"] != turn.seat:
+            f["redeal"] = True
+            turn.end_hand(None, "draw")
+            return
+        f["bounce"] = turn.seat if bounced else None
+        if len(s.stock) <= WALL:
+            f["wall"] = True  # GIN-WALL: the next player's turn
+
+    def variant_move(self, turn: Turn, move: Move) -> None:
+        if isinstance(move, Pass):
+            self.pass_(turn)
+        elif isinstance(move, Knock):
+            self.knock(turn, move)
+        elif isinstance(move, LayOut):
+            self.lay_out(turn, move)
+        else:  # pragma: no cover - every move type is dispatched
+            super().variant_move(turn, move)
+
+    def pass_(self, turn: Turn) -> None:
+        """GIN-FIRST: refuse the upcard; GIN-WALL: pass, and the hand is drawn."""
+        s = turn.state
+        f = facts(s)
+        if s.phase == "draw" and f["offer"] and f["offer"][0] == turn.seat:
+            f["offer"] = f["offer"][1:]
+            if not f["offer"]:
+                f["stock_only"] = True
+            s.turn = 1 - turn.seat
+            turn.events.append({"type": "pass", "seat": turn.seat})
+            return
+        if s.phase == "draw" and f["wall"]:
+            turn.events.append({"type": "pass", "seat": turn.seat})
+            f["redeal"] = True
+            turn.end_hand(None, "wall")
+            return
+        raise Violation(Code.PASS_NOT_ALLOWED, RuleId.GIN_FIRST,
+                        N_("a pass is only for the first upcard or at the wall"))
+
+    def knock(self, turn: Turn, move: Knock) -> None:
+        """GIN-KNOCK: discard and lay out; the deadwood must be within the limit."""
+        s = turn.state
+        f = facts(s)
+        turn.phase("play", N_("knock"))
+        if move.lay_offs:
+            raise Violation(Code.INVALID_LAY_OFF, RuleId.GIN_LAYOFF,
+                            N_("the knocker may not lay off"))
+        big = move.card is None
+        if big and turn.rules.big_gin_bonus <= 0:
+            raise Violation(Code.INVALID_MELD, RuleId.GIN_KNOCK,
+                            N_("a knock discards a card (big gin is not played)"))
+        used = [p.card for m in move.melds for p in m]
+        turn.holds(used + ([] if move.card is None else [move.card]))
+        if move.card is not None and s.taken == move.card and s.taken_before == 0 \
+                and not turn.rules.discard_taken_card:
+            raise Violation(Code.DISCARD_TAKEN_CARD, RuleId.GIN_TURN,
+                            N_("{card} was just taken from the discard pile"),
+                            card=move.card)
+        readings = turn.readings(move.melds) if move.melds else []
+        rest = list(turn.hand)
+        if move.card is not None:
+            rest.remove(move.card)
+        for c in used:
+            rest.remove(c)
+        dead = deadwood_of(rest)
+        if big and rest:
+            raise Violation(Code.INVALID_MELD, RuleId.GIN_KNOCK,
+                            N_("big gin melds all eleven cards"))
+        if dead > f["limit"]:
+            raise Violation(Code.KNOCK_TOO_HIGH, RuleId.GIN_KNOCK,
+                            N_("deadwood {deadwood} is above the knock limit {limit}"),
+                            deadwood=dead, limit=f["limit"])
+        if move.card is not None:
+            turn.hand.remove(move.card)
+            s.discard.append(move.card)
+            turn.events.append({"type": "discard", "seat": turn.seat, "card": move.card})
+        if readings:
+            turn.place_melds(readings)
+        result = "big_gin" if big else "gin" if dead == 0 else "knock"
+        f["knock"] = {"seat": turn.seat, "deadwood": dead, "kind": result}
+        f["deadwood"][turn.seat] = dead
+        f["wall"] = False
+        turn.events.append({"type": "knock", "seat": turn.seat, "kind": result,
+                            "deadwood": dead, "hand": list(turn.hand)})
+        s.turn = 1 - turn.seat
+        s.phase = "lay_out"
+        s.reset_turn()
+
+    def lay_out(self, turn: Turn, move: LayOut) -> None:
+        """GIN-LAYOFF: the other player's melds and lay-offs end the hand."""
+        s = turn.state
+        f = facts(s)
+        if s.phase != "lay_out":
+            raise Violation(Code.WRONG_PHASE, RuleId.GIN_LAYOFF,
+                            N_("nobody has knocked"))
+        knock = f["knock"]
+        if move.lay_offs and knock["kind"] != "knock":
+            raise Violation(Code.INVALID_LAY_OFF, RuleId.GIN_LAYOFF,
+                            N_("no lay-offs on a gin"))
+        for lo in move.lay_offs:
+            target = s.meld(lo.meld_id)
+            if target is not None and target.owner == turn.seat:
+                raise Violation(Code.INVALID_LAY_OFF, RuleId.GIN_LAYOFF,
+                                N_("lay off on the knocker's melds only"))
+        used = [p.card for m in move.melds for p in m] + [
+            p.card for lo in move.lay_offs for p in lo.cards]
+        turn.holds(used)
+        readings = turn.readings(move.melds) if move.melds else []
+        # lay-offs one card at a time, so that a run may grow card by card
+        offs = [LayOff(lo.meld_id, (p,)) for lo in move.lay_offs for p in lo.cards]
+        if readings:
+            turn.place_melds(readings)
+        for lo in offs:
+            turn.place_lay_off(turn.laid_off(lo))
+        dead = deadwood_of(turn.hand)
+        f["deadwood"][turn.seat] = dead
+        turn.events.append({"type": "lay_out", "seat": turn.seat, "deadwood": dead,
+                            "hand": list(turn.hand)})
+        turn.end_hand(knock["seat"], knock["kind"])
+
+    # -- the legal-move listing ----------------------------------------------------------
+
+    def candidate_moves(self, state: GameState, seat: int) -> Iterator[Move] | None:
+        """GIN's moves worth asking the engine about (legal-moves): passes, draws, discards,
+        each knock with the least-deadwood arrangement, the best lay-out."""
+        return _candidates(state, seat)
+
+    # -- scoring -------------------------------------------------------------------------
+
+    def hand_end(self, turn: Turn, went_out: int | None) -> scoring.HandEnd:
+        s = turn.state
+        return scoring.HandEnd(hands=s.hands, went_out=went_out)
+
+    def score_hand(self, turn: Turn, went_out: int | None) -> scoring.HandScore:
+        s = turn.state
+        f = facts(s)
+        knock = f["knock"]
+        if knock is None or went_out is None:
+            return scoring.HandScore(counts=[0, 0], scores=[0, 0],
+                                     flags={"result": "wall_draw" if f["redeal"] else "draw"})
+        deadwood = [deadwood_of(h) for h in s.hands]
+        base = score_gin(turn.rules, knock["seat"], deadwood, knock["kind"])
+        return with_match_bonuses(turn.rules, s, base)
+
+    def score(self, rules: Rules, end: scoring.HandEnd) -> scoring.HandScore:
+        """A stateless score (``/v1/scores/hand``): ``went_out`` is the knocker; the hands
+        are what each seat has left unmelded."""
+        if end.went_out is None:
+            return scoring.HandScore(counts=[0, 0], scores=[0, 0], flags={"result": "draw"})
+        deadwood = [deadwood_of(h) for h in end.hands]
+        kind = "gin" if deadwood[end.went_out] == 0 else "knock"
+        return score_gin(rules, end.went_out, deadwood, kind)
+
+    def match_winners(self, state: GameState, rules: Rules) -> list[int] | None:
+        """GIN-END."""
+        end = rules.match_end or {"target": 100}
+        totals = state.totals
+        if "deals" in end:
+            if len(state.history) < end["deals"]:
+                return None
+        elif max(totals) < end["target"]:
+            return None
+        top = max(totals)
+        return [i for i, t in enumerate(totals) if t == top]
+
+
+def score_gin(rules: Rules, knocker: int, deadwood: Sequence[int], kind: str
+              ) -> scoring.HandScore:
+    """GIN-SCORE: a knock, a gin, a big gin or an undercut, from each seat's deadwood."""
+    other = 1 - knocker
+    mine, theirs = deadwood[knocker], deadwood[other]
+    scores = [0, 0]
+    result = kind
+    if kind == "big_gin":
+        scores[knocker] = rules.big_gin_bonus + theirs
+    elif kind == "gin":
+        scores[knocker] = rules.gin_bonus + theirs
+    elif mine < theirs:
+        scores[knocker] = theirs - mine
+    elif mine == theirs and not rules.undercut_on_tie:
+        result = "tie"
+    else:
+        result = "undercut"
+        scores[other] = mine - theirs + rules.undercut_bonus
+    counts: list[scoring.Number] = list(deadwood)
+    return scoring.HandScore(counts=counts, scores=list(scores),
+                             flags={"result": result, "knocker": knocker,
+                                    "deadwood": list(deadwood)})
+
+
+def with_match_bonuses(rules: Rules, state: GameState, base: scoring.HandScore
+                       ) -> scoring.HandScore:
+    """GIN-END with a target: when this hand takes a total to the target, the match's
+    bonuses are added to the hand's scores (game, boxes, shutout)."""
+    end = rules.match_end or {"target": 100}
+    if "target" not in end:
+        return base
+    totals = [t + d for t, d in zip(state.totals, base.scores, strict=True)]
+    if max(totals) < end["target"]:
+        return base
+    winner = 0 if totals[0] > totals[1] else 1
+    won = [sum(1 for h in state.history if h["scores"][seat] > 0) for seat in (0, 1)]
+    for seat in (0, 1):
+        won[seat] += 1 if base.scores[seat] > 0 else 0
+    scores: list[scoring.Number] = list(base.scores)
+    scores[winner] += rules.game_bonus
+    boxes = [rules.box_bonus * won[seat] for seat in (0, 1)]
+    scores = [s + b for s, b in zip(scores, boxes, strict=True)]
+    shutout = won[1 - winner] == 0 and rules.shutout_doubles
+    if shutout:
+        scores[winner] += state.totals[winner] + scores[winner]
+    flags = {**base.flags, "game_bonus": rules.game_bonus, "box_bonus": boxes,
+             "shutout": shutout, "match_winner": winner}
+    return scoring.HandScore(counts=base.counts, scores=scores, flags=flags)
+
+
+def _candidates(state: GameState, seat: int) -> Iterator[Move]:
+    f = facts(state)
+    hand = state.hands[seat]
+    if state.phase == "draw":
+        yield Pass()
+        yield Draw("stock")
+        if state.discard:
+            yield Draw("discard")
+        return
+    if state.phase == "lay_out":
+        knock = f["knock"]
+        table = [(m.id, list(m.cards)) for m in state.melds if m.owner != seat]
+        _dead, melds, offs = best_lay_out(hand, table, knock is not None
+                                          and knock["kind"] != "knock")
+        yield LayOut(tuple(tuple(Piece(c) for c in m) for m in melds),
+                     tuple(LayOff(mid, tuple(Piece(c) for c in cards)) for mid, cards in offs))
+        return
+    distinct = sorted(set(hand))
+    rules = Rules.of(state.rules)
+    for card in distinct:
+        dead, melds = arrange([c for c in hand if c != card])
+        if dead <= f["limit"]:
+            yield Knock(card, tuple(tuple(Piece(c) for c in m) for m in melds))
+    if rules.big_gin_bonus > 0:
+        dead, melds = arrange(hand)
+        if dead == 0:
+            yield Knock(None, tuple(tuple(Piece(c) for c in m) for m in melds))
+    for card in distinct:
+        yield Discard(card)
+
+
+RULES: GinRules = GinRules(GIN)
+"""Gin rummy, as :func:`service.rules.variants.find_variant` finds it."""
