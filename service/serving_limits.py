@@ -603,6 +603,11 @@ class ConnectionGate:
             except OSError as exc:
                 if exc.errno == errno.ECONNABORTED:
                     continue
+                if exc.errno in (errno.EBADF, errno.EINVAL, errno.ENOTSOCK):
+                    # closed or shut down under the gate as the worker stops (SIGTERM):
+                    # nothing more to take from it
+                    self._unlisten(facade)
+                    return
                 if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
                     self.log.warning("connection gate: cannot accept (%s); pausing", exc)
                     for each in self.facades:
