@@ -121,7 +121,8 @@ def test_default_rules_and_knobs() -> None:
     """DUMMY-RUN, DUMMY-DISCARD, DUMMY-CUTIN, DUMMY-STOCK, DUMMY-END defaults."""
     assert default_rules(DUMMY) == {
         "run_same_suit": False, "playable_discard": "forbid", "cut_ins": False,
-        "stock_exhausted": "shuffle", "max_stock_rebuilds": 3, "match_end": {"contracts": 12}}
+        "stock_exhausted": "shuffle", "max_stock_rebuilds": 3, "match_end": {"contracts": 12},
+        "clock": None}
     knobs = {k["name"]: k for k in DUMMY.knob_list()}
     assert knobs["run_same_suit"]["rule"] == "DUMMY-RUN"
     assert knobs["playable_discard"]["values"] == ["forbid", "allow"]

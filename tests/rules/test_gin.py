@@ -12,12 +12,12 @@ import pytest
 
 from service.rules.engine import apply, new_game
 from service.rules.errors import Violation
-from service.rules.legal import legal_moves
-from service.rules.moves import MATCH_MOVES, move_from_dict
+from service.rules.moves import move_from_dict
 from service.rules.ruleset import Rules
 from service.rules.state import GameState
 from service.rules.variants import gin
 from service.rules.views import public_view
+from tests.support.engine import turn_moves
 from tests.support.gin_game import DEFENDER, KNOCK, KNOCKER, UPCARD, deal, melds
 
 
@@ -40,15 +40,6 @@ def refused(state: GameState, seat: int, move: dict[str, Any]) -> tuple[str, str
     return info.value.code.value, info.value.rule.value
 
 
-
-
-def turn_moves(state: GameState, seat: int) -> list[dict[str, Any]]:
-    """The seat's legal moves in the hand: the list without resign and abort, which come
-    last (C-RESIGN, C-ABORT)."""
-    moves = legal_moves(state, seat).moves
-    kept = [m for m in moves if m["type"] not in MATCH_MOVES]
-    assert moves[:len(kept)] == kept and moves[len(kept)]["type"] == "resign"
-    return kept
 
 
 def test_first_upcard_offer_pass_pass_then_stock() -> None:

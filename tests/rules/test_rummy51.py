@@ -49,7 +49,7 @@ from service.rules.ruleset import resolve_rules
 from service.rules.state import COMPILED, TableMeld
 from service.rules.variants.base import Turn
 from tests.support import engine
-from tests.support.engine import Event, events_of, hand_end, piece
+from tests.support.engine import Event, events_of, hand_end, piece, turn_moves
 from tests.support.rummy51_game import (
     DECK,
     L14,
@@ -312,7 +312,7 @@ def test_default_knobs(variant: str) -> None:
         "joker_swap_from_set": "four_only", "allow_take_from_meld": False,
         "last_card_call": "required", "must_discard_to_go_out": True, "joker_penalty": 20,
         "stock_exhausted": "shuffle", "max_stock_rebuilds": 3,
-        "match_end": {"target": 1000}}
+        "match_end": {"target": 1000}, "clock": None}
 
 
 # ---------------------------------------------------------------------------------------
@@ -1299,7 +1299,7 @@ def test_a_second_swap_whose_jokers_could_not_both_go_back_is_refused(
                    (Code.JOKER_NOT_USED, "R51-SWAP",
                     "after this, the swapped jokers could no longer all go back on the table "
                     "this turn"))
-    assert legal_moves(state, 1).moves == [
+    assert turn_moves(state, 1) == [
         {"type": "lay_off", "meld_id": "m3", "cards": ["JK"], "end": "high"}]
     state, _ = play(state, (1, "lay m3 JK @high"), (1, "discard KH"))
     assert state.turn == 0

@@ -33,14 +33,13 @@ from service.rules import (
 )
 from service.rules.cards import standard_deck
 from service.rules.engine import SetupError, meld_shape
-from service.rules.legal import legal_moves
 from service.rules.melds import Piece
 from service.rules.moves import Discard, Draw, LayOff, Move, SwapJoker
 from service.rules.ruleset import default_rules, resolve_rules
 from service.rules.variants.wrotham import WROTHAM, is_late_deal
 from tests.support import engine, hidden_cards
 from tests.support.bot import choose_move, legal_discard
-from tests.support.engine import melds, ok, refused
+from tests.support.engine import melds, ok, refused, turn_moves
 from tests.support.hidden_cards import card_strings
 
 DECK = standard_deck(1, 3)
@@ -161,7 +160,7 @@ def test_default_rules_and_knobs() -> None:
         "ace": "low", "melds_per_turn": "unlimited", "lay_off_requires_own_meld": False,
         "must_discard_to_go_out": False, "scoring": "winner_collects",
         "going_rummy": "double", "stock_exhausted": "shuffle", "max_stock_rebuilds": 3,
-        "joker_penalty": 15, "match_end": {"deals": 6}}
+        "joker_penalty": 15, "match_end": {"deals": 6}, "clock": None}
     knobs = {k["name"]: k for k in WROTHAM.knob_list()}
     assert knobs["joker_penalty"]["rule"] == "WROTHAM-SCORE"
     assert knobs["match_end"]["values"] == ["deals"]
@@ -291,7 +290,7 @@ def test_a_swap_that_would_leave_only_the_card_taken_from_the_pile_is_refused() 
     state = ok(state, 1, Draw("discard"), melds("2C 3C JK", "TS JS QS KS"))
     assert state.hands[1] == ["6H"]
     refused(state, 1, SwapJoker("m1", "6H"), Code.DISCARD_TAKEN_CARD, "C-DISCARD-BACK")
-    assert legal_moves(state, 1).moves == [{"type": "discard", "card": "6H"}]
+    assert turn_moves(state, 1) == [{"type": "discard", "card": "6H"}]
     state = ok(state, 1, Discard("6H"))
     assert state.hand_number == 2
 

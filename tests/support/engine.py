@@ -10,7 +10,9 @@ import orjson
 import pytest
 
 from service.rules import Code, GameState, Piece, Violation, apply
+from service.rules.legal import legal_moves
 from service.rules.moves import (
+    MATCH_MOVES,
     Discard,
     Draw,
     LayOff,
@@ -147,3 +149,12 @@ def attempt(state: GameState, seat: int, move: Move, rng: Random,
     assert GameState.from_dict(stored).to_dict() == new.to_dict(), \
         f"the state after {move} does not read back from its stored form"
     return new, events
+
+
+def turn_moves(state: GameState, seat: int) -> list[dict[str, Any]]:
+    """The seat's legal moves in the hand: the list without resign, abort and
+    claim_timeout, which come last (C-RESIGN, C-ABORT, C-CLOCK)."""
+    moves = legal_moves(state, seat).moves
+    kept = [m for m in moves if m["type"] not in MATCH_MOVES]
+    assert moves[:len(kept)] == kept and moves[len(kept)]["type"] == "resign"
+    return kept
