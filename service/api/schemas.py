@@ -175,6 +175,21 @@ def _knobs_spec() -> dict[str, Any]:
             "description": "Knob overrides (see GET /v1/variants for each variant's knobs)."}
 
 
+def check_variant_and_rules(data: dict[str, Any]) -> None:
+    """A body's ``variant`` (a known id) and its ``rules``, every bad knob named at once
+    against the variant's own knobs (``ValidationError``)."""
+    if not isinstance(data.get("variant"), str):
+        return
+    if data["variant"] not in VARIANTS:
+        raise ma.ValidationError({"variant": [
+            f"unknown variant {data['variant']!r}; known: {', '.join(VARIANTS)}"]})
+    rules = data.get("rules")
+    problems = rules_errors(VARIANTS[data["variant"]], rules if isinstance(rules, dict)
+                            else None)
+    if problems:
+        raise ma.ValidationError({"rules": {p.knob: [p.message] for p in problems}})
+
+
 class GameCreateSchema(StrictSchema):
     variant = fields.String(required=True, validate=validate.Length(min=1, max=40),
                             metadata={"example": "basic"})
@@ -198,17 +213,7 @@ class GameCreateSchema(StrictSchema):
 
     @ma.validates_schema(skip_on_field_errors=False)
     def _variant_and_rules(self, data: dict[str, Any], **kwargs: Any) -> None:
-        """Name every bad knob at once, against the variant's own knobs."""
-        if not isinstance(data.get("variant"), str):
-            return
-        if data["variant"] not in VARIANTS:
-            raise ma.ValidationError({"variant": [
-                f"unknown variant {data['variant']!r}; known: {', '.join(VARIANTS)}"]})
-        rules = data.get("rules")
-        problems = rules_errors(VARIANTS[data["variant"]], rules if isinstance(rules, dict)
-                                else None)
-        if problems:
-            raise ma.ValidationError({"rules": {p.knob: [p.message] for p in problems}})
+        check_variant_and_rules(data)
 
 
 class WildSchema(ma.Schema):

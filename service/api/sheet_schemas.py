@@ -19,9 +19,8 @@ from service.api.schemas import (
     StrictBoolean,
     StrictSchema,
     _knobs_spec,
+    check_variant_and_rules,
 )
-from service.rules.ruleset import rules_errors
-from service.rules.variants import VARIANTS
 from service.sheets import MAX_CHANGES, MAX_HANDS, MAX_POINTS, QUESTIONS
 
 LENIENT_CARD = ("a card as people write it: rank A 2-10 J Q K (or T) and suit S H D C or "
@@ -44,16 +43,7 @@ class SheetCreateSchema(StrictSchema):
 
     @ma.validates_schema(skip_on_field_errors=False)
     def _variant_and_rules(self, data: dict[str, Any], **kwargs: Any) -> None:
-        if not isinstance(data.get("variant"), str):
-            return
-        if data["variant"] not in VARIANTS:
-            raise ma.ValidationError({"variant": [
-                f"unknown variant {data['variant']!r}; known: {', '.join(VARIANTS)}"]})
-        rules = data.get("rules")
-        problems = rules_errors(VARIANTS[data["variant"]], rules if isinstance(rules, dict)
-                                else None)
-        if problems:
-            raise ma.ValidationError({"rules": {p.knob: [p.message] for p in problems}})
+        check_variant_and_rules(data)
 
 
 class SheetHandSchema(StrictSchema):
