@@ -161,7 +161,7 @@ def waiting_view(doc: Mapping[str, Any], game_id: str, version: int) -> dict[str
                    "opened": False, "total": 0, "out_of_match": False}
                   for i, name in enumerate(players)],
         "melds": [], "hands_played": [], "winners": None,
-        "arranged": bool(setup["deals"]), "deal_commitment": None,
+        "arranged": bool(setup["deals"]), "deal_commitment": None, "end": None,
     }
 
 

@@ -312,7 +312,7 @@ def test_a_rummy51_game_from_the_form_shows_what_each_joker_stands_for(
 
     page.goto("/play")
     page.select_option("#variant", "rummy51")
-    expect(page.locator(".knob")).to_have_count(13)  # the form is built from GET /v1/variants
+    expect(page.locator(".knob")).to_have_count(14)  # the form is built from GET /v1/variants
     page.get_by_label("Player 1", exact=True).fill("Ana")
     page.get_by_label("Player 2", exact=True).fill("Bo")
     page.select_option("#dealer", "0")
