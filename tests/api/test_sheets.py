@@ -360,3 +360,18 @@ def test_a_bad_if_match_names_the_sheet_version(client: FlaskClient) -> None:
     sheet_id, auth = new_sheet(client, "basic", ["Ana", "Bo"])
     resp = add(client, sheet_id, auth, {"points": {"Ana": 1, "Bo": 0}}, **{"If-Match": "v1"})
     assert "version of the sheet" in bad(resp, "If-Match")
+
+
+def test_a_gin_sheet_scores_a_knock_as_the_stateless_check_does(client: FlaskClient) -> None:
+    """GIN-SCORE on paper: the knocker (who went out) scores the deadwood difference."""
+    sheet_id, auth = new_sheet(client, "gin", ["Ana", "Bo"])
+    resp = add(client, sheet_id, auth, {"went_out": "Ana",
+                                        "hands": {"Ana": ["2c"], "Bo": ["KS", "QH", "9d"]}})
+    assert resp.status_code == 200, resp.get_json()
+    want = client.post("/v1/scores/hand", json={
+        "variant": "gin", "went_out": 0, "hands": [["2C"], ["KS", "QH", "9D"]]}).get_json()
+    hand = resp.get_json()["hands"][0]
+    assert [hand["scores"][p] for p in ("Ana", "Bo")] == want["scores"] == [27, 0]
+    assert hand["cards"] == {"Ana": ["2C"], "Bo": ["KS", "QH", "9D"]}
+    sheet = add(client, sheet_id, auth, {"points": {"Ana": 0, "Bo": 31}}).get_json()
+    assert sheet["totals"] == {"Ana": 27, "Bo": 31} and sheet["status"] == "playing"
