@@ -49,6 +49,9 @@ class StoreScript:
         self.plain: Script = client.register_script(body)
         self.flagged: Script = client.register_script(SHEBANG + body)
         self.current: Script = self.flagged if flags else self.plain
+        self.group: Sequence[StoreScript] = (self,)
+        """The scripts registered on the same client with this one (:func:`together`): a
+        server that refuses one's flags line refuses every one's, so they fall back as one."""
 
     @property
     def body(self) -> str:
@@ -62,9 +65,17 @@ def _load(client: StoreClient, script: StoreScript) -> None:
     except ResponseError as exc:
         if current is script.plain or "Error compiling script" not in str(exc):
             raise
-        # Redis < 7: no flags (each script's first write is one refused when out of memory)
-        script.current = script.plain
+        # Redis < 7: no flags (each script's first write is one refused when out of memory);
+        # the other scripts on this client are sent without them from now on too
+        for each in script.group:
+            each.current = each.plain
         script.plain.sha = client.script_load(script.plain.script)
+
+
+def together(*scripts: StoreScript) -> None:
+    """Make ``scripts`` (registered on one client) fall back to their plain text as one."""
+    for script in scripts:
+        script.group = scripts
 
 
 def run(client: StoreClient, script: StoreScript, keys: Sequence[Any],

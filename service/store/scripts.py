@@ -29,7 +29,7 @@ from .errors import (
     VersionConflict,
 )
 from .keys import GameKeys
-from .lua import StoreScript, run
+from .lua import StoreScript, run, together
 from .records import decode_idempotency
 
 __all__ = ["CACHE", "COMMIT", "CREATE", "LOAD", "Scripts"]
@@ -197,6 +197,7 @@ class Scripts:
         self._commit = StoreScript(client, COMMIT, flags=flags)
         self._load = StoreScript(client, LOAD, flags=flags)
         self._cache = StoreScript(client, CACHE, flags=flags)
+        together(self._create, self._commit, self._load, self._cache)
 
     def load(self, keys: GameKeys, field: str | None, held: int | None,
              windows: Sequence[Window]) -> Any:
