@@ -111,7 +111,7 @@ def make_cluster_client(
     if max_connections is not None:
         options["max_connections"] = max_connections  # per node
     return RedisCluster(
-        startup_nodes=[ClusterNode(host, port)  # type: ignore[no-untyped-call]
+        startup_nodes=[ClusterNode(host, port)  # type: ignore[no-untyped-call, unused-ignore]
                        for host, port in nodes],
         retry=_no_retry(),
         password=password,
@@ -138,7 +138,7 @@ def make_sentinel_client(
 
     Nothing is connected yet: each new connection asks the Sentinels where the primary is.
     """
-    sentinel = Sentinel(  # type: ignore[no-untyped-call]
+    sentinel = Sentinel(  # type: ignore[no-untyped-call, unused-ignore]
         list(sentinels),
         sentinel_kwargs={
             "socket_timeout": min(socket_timeout, 1.0),
@@ -149,7 +149,7 @@ def make_sentinel_client(
             "protocol": 2,
         },
     )
-    client: redis.Redis = sentinel.master_for(  # type: ignore[no-untyped-call]
+    client: redis.Redis = sentinel.master_for(  # type: ignore[no-untyped-call, unused-ignore]
         master,
         password=password,
         socket_timeout=socket_timeout,
