@@ -20,6 +20,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from service import sheets
 from service.api import (
     fastpath,
+    live_routes,
     lobby_routes,
     observe,
     problems,
@@ -31,6 +32,7 @@ from service.api import (
     web,
 )
 from service.config import ConfigError, Settings
+from service.live import Hub
 from service.referee import (
     Contention,
     Forbidden,
@@ -87,6 +89,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         client, ttl_seconds=settings.game_ttl_seconds, namespace=sheets.NAMESPACE,
         idempotency_ttl_seconds=settings.idempotency_ttl_seconds))
     app.extensions["streams"] = streams.StreamSlots(settings)
+    app.extensions["live"] = Hub(client, store.moved_channel)
 
     api = RefereeApi(app)
     api.ma_plugin.converter.add_attribute_function(schemas.nullable_ref)
@@ -104,6 +107,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     api.register_blueprint(sheet_routes.sheets_blp)
     api.register_blueprint(routes.ops)
     api.register_blueprint(lobby_routes.blp)
+    api.register_blueprint(live_routes.blp)
     app.register_blueprint(Blueprint(
         "swagger_assets", __name__,
         static_folder=str(Path(swagger_ui_bundle.swagger_ui_path)),
@@ -124,8 +128,10 @@ def create_app(settings: Settings | None = None) -> Flask:
     lobby_routes.register(app)
     if settings.cors_origins:
         CORS(app, origins=list(settings.cors_origins),
-             expose_headers=["ETag", "Location", "Retry-After", "Idempotent-Replayed"],
-             allow_headers=["Authorization", "Content-Type", "If-Match", "Idempotency-Key"])
+             expose_headers=["ETag", "Location", "Retry-After", "Idempotent-Replayed",
+                             "Preference-Applied"],
+             allow_headers=["Authorization", "Content-Type", "If-Match", "Idempotency-Key",
+                            "If-None-Match", "Prefer", "Last-Event-ID"])
     return app
 
 

@@ -264,6 +264,15 @@ def _log_level(text: str) -> str:
     return level
 
 
+WORKER_CLASSES = ("gthread", "gevent")
+
+
+def _worker_class(text: str) -> str:
+    if text not in WORKER_CLASSES:
+        raise ValueError(f"must be one of {', '.join(WORKER_CLASSES)}, got {text!r}")
+    return text
+
+
 def _bind(text: str) -> str:
     if text.startswith("unix:"):
         if len(text) == len("unix:"):
@@ -273,6 +282,11 @@ def _bind(text: str) -> str:
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"must be HOST:PORT (port 1-65535) or unix:PATH, got {text!r}")
     return text
+
+
+GEVENT_STREAMS = 20000
+"""Streams one gevent worker serves at once unless RUMMY_SSE_MAX_STREAMS says: each costs a
+greenlet and a socket, no thread."""
 
 
 def _env(var: str, parse: Callable[[str], Any]) -> dict[str, Any]:
@@ -333,6 +347,11 @@ class Settings:
     workers: int = field(
         default_factory=default_workers, metadata=_env("RUMMY_WORKERS", _int_at_least(1))
     )
+    #: RUMMY_WORKER_CLASS: gunicorn's worker class, ``gthread`` (a thread per request in
+    #: flight) or ``gevent`` (a greenlet per connection: open event streams and waiting long
+    #: polls cost no OS thread; docs/operations.md, "Live tables").
+    worker_class: str = field(
+        default="gthread", metadata=_env("RUMMY_WORKER_CLASS", _worker_class))
     #: RUMMY_THREADS: threads per gunicorn worker.
     threads: int = field(default=4, metadata=_env("RUMMY_THREADS", _int_at_least(1)))
     #: RUMMY_KEEPALIVE_REQUESTS: a keep-alive connection is closed after this many requests
@@ -354,8 +373,9 @@ class Settings:
     #: ``auto`` (None here, the default): :attr:`connections_per_address`.
     max_connections_per_address: int | None = field(
         default=None, metadata=_env("RUMMY_MAX_CONNECTIONS_PER_ADDRESS", _int_or_auto(0)))
-    #: RUMMY_SSE_MAX_STREAMS: event streams one worker serves at once (0: half its threads);
-    #: more are refused with 503 + Retry-After, so streams never take every thread.
+    #: RUMMY_SSE_MAX_STREAMS: event streams and waiting long polls one worker serves at once
+    #: (0: half its threads under gthread, :data:`GEVENT_STREAMS` under gevent); more are
+    #: refused with 503 + Retry-After, so streams never take every thread.
     sse_max_streams: int = field(
         default=0, metadata=_env("RUMMY_SSE_MAX_STREAMS", _int_at_least(0))
     )
@@ -368,6 +388,18 @@ class Settings:
     sse_heartbeat_seconds: float = field(
         default=15.0, metadata=_env("RUMMY_SSE_HEARTBEAT_SECONDS", _positive_float)
     )
+    #: RUMMY_SSE_PER_ADDRESS: event streams and waiting long polls one client address may
+    #: hold open at once in one worker process (0: no limit); more are refused with 429.
+    sse_per_address: int = field(
+        default=32, metadata=_env("RUMMY_SSE_PER_ADDRESS", _int_at_least(0)))
+    #: RUMMY_SSE_PER_SEAT: event streams one seat may hold open at once in one worker
+    #: process (0: no limit); more are refused with 429.
+    sse_per_seat: int = field(
+        default=4, metadata=_env("RUMMY_SSE_PER_SEAT", _int_at_least(0)))
+    #: RUMMY_SSE_MAX_BUFFERED: bytes an event stream may leave unsent in the kernel's send
+    #: queue (a client that does not read); beyond them the stream ends.
+    sse_max_buffered: int = field(
+        default=262144, metadata=_env("RUMMY_SSE_MAX_BUFFERED", _int_at_least(1024)))
 
     #: RUMMY_RATE_LIMITS: limits per caller (a seat whose token the worker has verified,
     #: else the client address: an unverified token earns no allowance of its own) on every
@@ -481,8 +513,12 @@ class Settings:
 
     @property
     def stream_slots(self) -> int:
-        """Concurrent event streams per worker process."""
+        """Concurrent event streams (and waiting long polls) per gthread worker process."""
         return self.sse_max_streams or max(1, self.threads // 2)
+
+    def green_stream_slots(self) -> int:
+        """:attr:`stream_slots` for a gevent worker."""
+        return self.sse_max_streams or GEVENT_STREAMS
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

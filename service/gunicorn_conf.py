@@ -22,7 +22,7 @@ _settings = hooks.load_settings()  # or exit 2, saying what is wrong
 
 wsgi_app = "service.app:create_app()"
 proc_name = "rummy-referee"
-worker_class = "gthread"
+worker_class = _settings.worker_class  # RUMMY_WORKER_CLASS
 workers = _settings.workers
 threads = _settings.threads
 bind = [_settings.bind]

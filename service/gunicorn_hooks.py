@@ -6,7 +6,8 @@ them as its hooks after :func:`configure` has given them the settings.
 - each worker keeps to a CPU of its own when asked (:func:`pre_fork`, :func:`post_fork`),
   closes a keep-alive connection after its last request (:func:`pre_request`), and, once it
   has loaded the app (:func:`post_worker_init`), freezes it out of the collector's scans,
-  stops quickly on Ctrl-C (:mod:`service.quick_stop`), puts its limits on slow or greedy
+  stops quickly on Ctrl-C (:mod:`service.quick_stop`) and ends its event streams at once
+  on SIGTERM (:mod:`service.live`), puts its limits on slow or greedy
   clients (:mod:`service.serving_limits`) and, when told to stop, hands its socket over to
   the other workers (:func:`_hand_over_on_stop`); the tuning is :mod:`service.tuning`;
 - gunicorn's own error answers are problem+json (:func:`_problem_error`);
@@ -28,7 +29,7 @@ from typing import Any
 
 from gunicorn import util as gunicorn_util
 
-from service import quick_stop, serving_limits, tuning
+from service import live, quick_stop, serving_limits, tuning
 from service.config import ConfigError, Settings
 
 
@@ -149,6 +150,7 @@ def post_worker_init(worker: Any) -> None:
     """The worker has loaded the app, and is about to serve."""
     tuning.freeze_loaded()
     quick_stop.install(worker)  # Ctrl-C: gone within a second, streams open or not
+    live.stop_on_term()  # SIGTERM: event streams end at once, their clients go elsewhere
     serving_limits.install(worker, _settings)  # request deadline, connections per address
     if hasattr(worker, "set_accept_enabled") and hasattr(worker, "accept"):
         _hand_over_on_stop(worker)

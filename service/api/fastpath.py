@@ -172,7 +172,7 @@ def move_query(req: Request) -> dict[str, Any] | None:
     """``MoveQuerySchema``'s load when ``dry_run`` is not given."""
     if not req.query_string:
         return {"dry_run": False}
-    return None if "dry_run" in req.args else {"dry_run": False}
+    return None if "dry_run" in req.args or "include" in req.args else {"dry_run": False}
 
 
 LOADERS: dict[tuple[type[ma.Schema], str], Callable[[Request], dict[str, Any] | None]] = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import marshmallow as ma
@@ -219,8 +220,18 @@ _IF_NONE_MATCH = {"in": "header", "name": "If-None-Match", "required": False,
                   "schema": {"type": "string"},
                   "description": 'the `ETag` of a view read before (`"<version>"`): the '
                                  "answer is `304 Not Modified` while it is still current"}
+_PREFER = {"in": "header", "name": "Prefer", "required": False, "schema": {"type": "string"},
+           "description": "`wait=N` (RFC 7240, N from 0 to 60) with `If-None-Match`: a long "
+                          "poll, answered the moment the version changes, else `304` after "
+                          "N seconds; the answer says `Preference-Applied: wait=N`"}
+_PREFERENCE_APPLIED = {"Preference-Applied": {
+    "schema": {"type": "string"}, "description": "`wait=N` when `Prefer: wait=N` was sent"}}
 _NOT_MODIFIED = ('Not Modified: `If-None-Match` names the current version (`"<version>"`, '
                  "as the `ETag` of the last answer said); no body")
+
+
+LEGAL_MOVES_LIMIT = 500
+"""The most moves ``?include=legal_moves`` lists (``GET …/legal-moves``'s default)."""
 
 
 def _referee() -> Referee:
@@ -268,14 +279,27 @@ def _view_answer(answer: Answer, private: bool = False) -> Response:
     return _json(answer.body, version=answer.version, private=private, raw=answer.raw)
 
 
-def _read_view(answer: Answer, private: bool = False) -> Response:
+def _held(answer: Answer) -> bool:
+    """Whether the client holds ``answer``'s version (``If-None-Match``)."""
+    return request.if_none_match.contains_weak(str(answer.version))
+
+
+def _read_view(game_id: str, read: Callable[[], Answer], answer: Answer,
+               wait: int | None, private: bool = False) -> Response:
     """A view read with ``GET``: ``304 Not Modified`` (no body) when ``If-None-Match``
     already names its version, else the view. A view changes only with the version (for a
     seat view, with the version and the seat, which the token fixes), so a client that
-    polls sends the ``ETag`` it holds and reads again only after a move."""
-    if request.if_none_match.contains_weak(str(answer.version)):
-        return _view_headers(Response(status=304), answer.version, private)
-    return _view_answer(answer, private)
+    polls sends the ``ETag`` it holds and reads again only after a move. With ``Prefer:
+    wait=N`` (``wait``) the 304 waits up to N seconds for a move, and the view (``read``
+    again) is the answer the moment one is committed (a long poll)."""
+    if wait and _held(answer):
+        answer = streams.long_poll(game_id, read, answer, _held, wait) or answer
+    resp = (_view_headers(Response(status=304), answer.version, private) if _held(answer)
+            else _view_answer(answer, private))
+    if wait is not None:
+        resp.headers["Preference-Applied"] = f"wait={wait}"
+        resp.vary.add("Prefer")
+    return resp
 
 
 # ---------------------------------------------------------------------------------------
@@ -381,26 +405,31 @@ def _bad_field(field: str, message: str) -> Problem:
 
 @blp.route("/games/<game_id>")
 class Game(MethodView):
-    @blp.doc(parameters=[_IF_NONE_MATCH])
+    @blp.doc(parameters=[_IF_NONE_MATCH, _PREFER])
     @blp.response(200, schemas.PublicViewSchema,
-                  headers=_ETAG)
+                  headers={**_ETAG, **_PREFERENCE_APPLIED})
     @blp.alt_response(304, description=_NOT_MODIFIED)
-    @_problems(404)
+    @_problems(400, 404, 429, 503)
     def get(self, game_id: str) -> Response:
         """The public view: everything anyone may see, no hidden card."""
-        return _read_view(_referee().public(game_id))
+        wait = streams.preferred_wait()
+        read = functools.partial(_referee().public, game_id)
+        return _read_view(game_id, read, read(), wait)
 
 
 @blp.route("/games/<game_id>/me")
 class Me(MethodView):
-    @blp.doc(security=SEAT_AUTH, parameters=[_IF_NONE_MATCH])
+    @blp.doc(security=SEAT_AUTH, parameters=[_IF_NONE_MATCH, _PREFER])
     @blp.response(200, schemas.SeatViewSchema,
-                  headers=_ETAG)
+                  headers={**_ETAG, **_PREFERENCE_APPLIED})
     @blp.alt_response(304, description=_NOT_MODIFIED)
-    @_problems(401, 403, 404)
+    @_problems(400, 401, 403, 404, 429, 503)
     def get(self, game_id: str) -> Response:
         """The seat view: the public view plus the caller's hand."""
-        return _read_view(_referee().seat(game_id, _bearer(), security.game_meter()),
+        wait = streams.preferred_wait()
+        referee, token = _referee(), _bearer()
+        first = referee.seat(game_id, token, security.game_meter())
+        return _read_view(game_id, lambda: referee.seat(game_id, token), first, wait,
                           private=True)
 
 
@@ -419,7 +448,8 @@ class Moves(MethodView):
         # schemas) the documenting decorators name, without their three wrappers per call
         parser = blp.ARGUMENTS_PARSER
         headers = parser.parse(schemas.MoveHeadersSchema, location="headers")
-        dry_run: bool = parser.parse(schemas.MoveQuerySchema, location="query")["dry_run"]
+        query = parser.parse(schemas.MoveQuerySchema, location="query")
+        dry_run: bool = query["dry_run"]
         data: dict[str, Any] = parser.parse(schemas.MoveSchema, location="json")
         try:
             move = move_from_dict(data)
@@ -446,6 +476,10 @@ class Moves(MethodView):
             if any(e["type"] == "game_end" for e in answer.body["events"]):
                 observe.GAMES_FINISHED.labels(variant).inc()
         resp = _view_answer(answer, private=True)
+        if query.get("include") == "legal_moves":
+            legal = _referee().legal(game_id, _bearer(), LEGAL_MOVES_LIMIT).body
+            resp = _json({**answer.body, "legal_moves": legal}, version=answer.version,
+                         private=True)
         if answer.replayed:
             resp.headers["Idempotent-Replayed"] = "true"
         return resp
@@ -470,16 +504,28 @@ class Events(MethodView):
     @blp.response(200, schemas.EventsPageSchema, description=(
         "The log page as JSON; with `Accept: text/event-stream`, a stream of server-sent "
         "events instead: one `move` event per log entry (`id` = its version), heartbeat "
-        "comments, resumable with `Last-Event-ID`."))
-    @_problems(400, 401, 403, 404, 503)
-    def get(self, game_id: str, after: int, limit: int) -> Response:
+        "comments, resumable with `Last-Event-ID`; each entry tells the game's `version`, "
+        "`status` and `turn` after it. A browser's `EventSource` passes a seat's stream "
+        "ticket as `?ticket=` (`POST …/stream-tickets`) instead of the token."))
+    @_problems(400, 401, 403, 404, 429, 503)
+    def get(self, game_id: str, after: int, limit: int, ticket: str | None = None
+            ) -> Response:
         """The move log from version `after`: the public's view, or a seat's (token).
 
         A page holds at most `limit` entries; a stream sends them all."""
         referee = _referee()
-        viewer = referee.viewer(game_id, _bearer() if _has_auth() else None)  # 404 first
-        if "text/event-stream" in request.headers.get("Accept", ""):
-            start = streams.resume_after(request.headers.get("Last-Event-ID"), after)
+        streaming = "text/event-stream" in request.headers.get("Accept", "")
+        start = streams.resume_after(request.headers.get("Last-Event-ID"), after) \
+            if streaming else after  # a bad header refused before a ticket is used up
+        if ticket is not None:
+            referee.viewer(game_id, None)  # 404 first
+            if not streaming:
+                raise _bad_field("ticket", "a ticket opens a stream only: send Accept: "
+                                           "text/event-stream")
+            viewer: int | None = streams.redeem_ticket(referee, game_id, ticket)
+        else:
+            viewer = referee.viewer(game_id, _bearer() if _has_auth() else None)  # 404 first
+        if streaming:
             return streams.open_stream(referee, game_id, viewer, start)
         entries = referee.events(game_id, viewer, after, limit + 1)  # one more: has_more
         has_more = len(entries) > limit

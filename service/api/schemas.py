@@ -526,6 +526,9 @@ DRY_RUN = (
 
 class MoveQuerySchema(ma.Schema):
     dry_run = fields.Boolean(load_default=False, metadata={"description": DRY_RUN})
+    include = fields.String(validate=validate.OneOf(["legal_moves"]), metadata={
+        "description": "`legal_moves`: the answer adds `legal_moves`, the mover's legal "
+                       "moves after the move (as `GET …/legal-moves` lists them)"})
 
 
 class EventSchema(ma.Schema):
@@ -543,6 +546,12 @@ class EventSchema(ma.Schema):
 class MoveResultSchema(ma.Schema):
     game = fields.Nested(SeatViewSchema, required=True)
     events = fields.List(fields.Nested(EventSchema), required=True)
+    version = fields.Integer(metadata={"description": "the game's version after the move"})
+    status = fields.String(metadata={"description": "the game's status after the move"})
+    turn = fields.Dict(allow_none=True, metadata={
+        "description": "whose turn it is after the move, and its phase (null: none)"})
+    legal_moves = fields.Nested("LegalMovesSchema", metadata={
+        "description": "with `?include=legal_moves`: the mover's legal moves now"})
 
 
 # ---------------------------------------------------------------------------------------
@@ -683,6 +692,11 @@ class EventsQuerySchema(ma.Schema):
         metadata={"description": f"entries on the page at most (default {EVENTS_PAGE}, at "
                                  f"most {EVENTS_PAGE_MAX}); `has_more` says whether more "
                                  "follow"})
+    ticket = fields.String(metadata={
+        "description": "a stream ticket (`POST …/stream-tickets`), for a browser's "
+                       "`EventSource`, which sends no `Authorization` header: the stream "
+                       "is the ticket's seat's (used once; with `Accept: text/event-stream` "
+                       "only)"})
 
 
 class LogEntrySchema(ma.Schema):
@@ -693,6 +707,11 @@ class LogEntrySchema(ma.Schema):
         "description": "null for a change of seats (a seat taken or opened, a token "
                        "rotated, a rematch, the game cancelled), told by its events"})
     events = fields.List(fields.Nested(EventSchema), required=True)
+    status = fields.String(metadata={
+        "description": "the game's status after the entry (entries written before the "
+                       "service told it have none)"})
+    turn = fields.Dict(allow_none=True, metadata={
+        "description": "whose turn it is after the entry, and its phase (null: none)"})
 
 
 class EventsPageSchema(ma.Schema):
@@ -792,6 +811,13 @@ class VerifySchema(ma.Schema):
 
 # ---------------------------------------------------------------------------------------
 # The lobby: open seats, joining, the host, tokens, rematches
+
+
+class StreamTicketSchema(ma.Schema):
+    ticket = fields.String(required=True, metadata={
+        "description": "for `GET …/events?ticket=` with `Accept: text/event-stream`, once"})
+    expires_in = fields.Integer(required=True, metadata={
+        "description": "seconds the ticket may wait for its use"})
 
 
 class JoinSchema(StrictSchema):

@@ -1,58 +1,139 @@
-"""Server-sent events for the move log (``Accept: text/event-stream``).
+"""Live tables: server-sent events for the move log (``Accept: text/event-stream``), stream
+tickets for browsers, and long polls of the views (docs/api.md, "Live tables").
 
-A stream holds one gunicorn thread for as long as it is open, so each worker process
-serves at most ``RUMMY_SSE_MAX_STREAMS`` streams at once (default: half its threads) and
-refuses more with ``503`` + ``Retry-After``; every stream ends after
-``RUMMY_SSE_MAX_SECONDS`` and the client resumes with ``Last-Event-ID`` (browsers'
-EventSource does this by itself). The other threads always remain for ordinary requests.
+A stream or a waiting long poll sleeps on a :class:`service.live.Watch` of its game and
+reads Redis only when a commit of that game wakes it (or to send a heartbeat: no read).
+Under gunicorn's gevent worker (``RUMMY_WORKER_CLASS=gevent``) it costs a greenlet; under
+gthread it holds a thread, so each gthread worker serves at most ``RUMMY_SSE_MAX_STREAMS``
+at once (default: half its threads). More are refused with ``503`` + ``Retry-After``, and
+more than ``RUMMY_SSE_PER_ADDRESS`` from one address or ``RUMMY_SSE_PER_SEAT`` for one seat
+with ``429``. Every stream ends after ``RUMMY_SSE_MAX_SECONDS``, when its client leaves more
+than ``RUMMY_SSE_MAX_BUFFERED`` bytes unread, and at once when the worker is told to stop
+(SIGTERM); the client resumes with ``Last-Event-ID`` (browsers' EventSource does this by
+itself), on any server.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import fcntl
 import json
+import re
+import secrets
 import socket
+import struct
+import sys
+import termios
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from flask import Response, current_app, request
 
 from service.api.problems import Problem
 from service.config import Settings
+from service.live import Hub
 from service.numbers import natural
-from service.referee import Referee, UnknownGame
+from service.referee import Answer, Forbidden, Referee, Unauthorized, UnknownGame
 from service.store import StoreError
 
-POLL_SECONDS = 0.2
+PAGE = 200
+"""Log entries a stream reads at a time."""
+
+TICKET_SECONDS = 60
+"""How long a stream ticket may wait for its one use."""
+
+MAX_WAIT = 60
+"""The longest ``Prefer: wait=N`` a long poll may ask for."""
+
+_TICKET = re.compile(r"^[A-Za-z0-9_-]{32}$")
+_WAIT = re.compile(r"(?:^|[;,])\s*wait\s*=\s*([^;,\s]*)", re.IGNORECASE)
+
+
+def green() -> bool:
+    """Whether this process runs under gevent's monkey-patching (gunicorn's gevent worker)."""
+    monkey = sys.modules.get("gevent.monkey")
+    return monkey is not None and bool(monkey.is_module_patched("socket"))
 
 
 class StreamSlots:
-    """How many event streams this worker process may still open."""
+    """How many streams and waiting polls this worker process may still hold, in all, per
+    client address and per seat."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._slots = threading.BoundedSemaphore(settings.stream_slots)
+        self.limit = settings.green_stream_slots() if green() else settings.stream_slots
+        self._lock = threading.Lock()
+        self._open = 0
+        self._held: collections.Counter[str] = collections.Counter()
 
-    def acquire(self) -> bool:
-        return self._slots.acquire(blocking=False)
+    def acquire(self, address: str, seat: str | None = None) -> Callable[[], None]:
+        """Take a slot for ``address`` (and ``seat``, a stream's ``<game>:<seat>``): the
+        function that gives it back (call it once), or a 503 / 429 Problem."""
+        keys = [f"a:{address}"] + ([f"s:{seat}"] if seat is not None else [])
+        bounds = [self.settings.sse_per_address, self.settings.sse_per_seat]
+        with self._lock:
+            if self._open >= self.limit:
+                raise Problem(503, "Service Unavailable",
+                              "too many event streams on this server; retry, or poll "
+                              "GET …/events?after=N", headers={"Retry-After": "2"})
+            for key, bound in zip(keys, bounds, strict=False):
+                if bound and self._held[key] >= bound:
+                    whose = "client address" if key.startswith("a:") else "seat"
+                    raise Problem(429, "Too Many Requests",
+                                  f"too many event streams open for this {whose}; close one "
+                                  "first", code="TOO_MANY_STREAMS",
+                                  headers={"Retry-After": "5"})
+            self._open += 1
+            self._held.update(keys)
 
-    def release(self) -> None:
-        self._slots.release()
+        def release() -> None:
+            with self._lock:
+                self._open -= 1
+                self._held.subtract(keys)
+                for key in keys:
+                    if self._held[key] <= 0:
+                        del self._held[key]
+
+        return release
+
+
+def _hub() -> Hub:
+    hub: Hub = current_app.extensions["live"]
+    return hub
+
+
+def _address() -> str:
+    return request.remote_addr or "unknown"
 
 
 def client_gone(sock: socket.socket | None) -> bool:
     """Whether the client has closed its end of ``sock`` (the connection a stream is
     written to): a peek that would not block reads end of file. False when that cannot be
-    told (no socket, as under a test client; TLS, whose sockets take no peek flags)."""
+    told (no socket, as under a test client; TLS, whose sockets take no peek flags). Under
+    gevent the peek goes to the real socket (gevent's would wait for a byte)."""
     if sock is None:
         return False
+    real = getattr(sock, "_sock", sock)
     try:
-        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-    except (BlockingIOError, InterruptedError, ValueError):
+        return bool(real.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"")
+    except (BlockingIOError, InterruptedError, ValueError, TypeError):
         return False
     except OSError:  # reset by the peer
         return True
+
+
+def unsent(sock: socket.socket | None) -> int:
+    """Bytes written to ``sock`` that its client has not yet taken (the kernel's send queue,
+    ``SIOCOUTQ``; 0 where that cannot be told)."""
+    if sock is None:
+        return 0
+    try:
+        raw = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+    except (OSError, ValueError):
+        return 0
+    return int(struct.unpack("i", raw)[0])
 
 
 def bound_unacknowledged(sock: socket.socket | None, seconds: float) -> None:
@@ -60,8 +141,8 @@ def bound_unacknowledged(sock: socket.socket | None, seconds: float) -> None:
     (``TCP_USER_TIMEOUT``, Linux; ``seconds`` 0 gives back the system's default). A client
     whose network vanished without a word (no FIN or RST: a phone out of range, a laptop
     closed) otherwise holds its stream's slot while the kernel retransmits the heartbeats,
-    up to about 15 minutes; with the bound, the next poll finds the connection ended. Does
-    nothing where the option or the socket is not there."""
+    up to about 15 minutes; with the bound, the next heartbeat finds the connection ended.
+    Does nothing where the option or the socket is not there."""
     option = getattr(socket, "TCP_USER_TIMEOUT", None)
     if sock is None or option is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
         return
@@ -86,16 +167,48 @@ def resume_after(last_event_id: str | None, after: int) -> int:
     return version
 
 
+# -- tickets ------------------------------------------------------------------------------
+
+
+def issue_ticket(referee: Referee, game_id: str, seat: int) -> str:
+    """A new one-use ticket for ``seat``'s stream of ``game_id``, kept in Redis (any worker
+    of any server honours it) for :data:`TICKET_SECONDS`."""
+    ticket = secrets.token_urlsafe(24)  # 32 characters
+    value = json.dumps({"game_id": game_id, "seat": seat}).encode()
+    referee.store.keep_ticket(ticket, value, TICKET_SECONDS)
+    return ticket
+
+
+def redeem_ticket(referee: Referee, game_id: str, ticket: str) -> int:
+    """The seat a ticket stands for, the ticket used up: :class:`Unauthorized` for a
+    malformed, unknown, used or expired one, :class:`Forbidden` for another game's."""
+    if not _TICKET.match(ticket):
+        raise Unauthorized("malformed stream ticket")
+    raw = referee.store.take_ticket(ticket)
+    if raw is None:
+        raise Unauthorized("unknown stream ticket: used already, expired, or never issued")
+    claim = json.loads(raw)
+    if claim.get("game_id") != game_id:
+        raise Forbidden("this stream ticket belongs to another game")
+    seat: int = claim["seat"]
+    return seat
+
+
+# -- streams ------------------------------------------------------------------------------
+
+
+def _frame(entry: dict[str, object]) -> str:
+    return f"id: {entry['version']}\nevent: move\ndata: {json.dumps(entry)}\n\n"
+
+
 def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) -> Response:
     slots: StreamSlots = current_app.extensions["streams"]
-    if not slots.acquire():
-        raise Problem(503, "Service Unavailable",
-                      "too many event streams on this server; retry, or poll "
-                      "GET …/events?after=N", headers={"Retry-After": "2"})
+    release = slots.acquire(_address(), None if viewer is None else f"{game_id}:{viewer}")
     settings = slots.settings
-    # gunicorn's connection to the client: a stream whose client has gone ends at the next
-    # poll instead of at the next heartbeat that fails to be written (15 s and more), so
-    # its slot is free for the client's next stream (a reloaded page, a flaky network)
+    hub = _hub()
+    # gunicorn's connection to the client: a stream whose client has gone ends at its next
+    # wake instead of at the next write that fails, so its slot is free for the client's
+    # next stream (a reloaded page, a flaky network)
     connection = request.environ.get("gunicorn.socket")
     sock = connection if isinstance(connection, socket.socket) else None
     # and one whose client vanished without closing ends once two heartbeats in a row go
@@ -103,32 +216,82 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) 
     bound_unacknowledged(sock, max(1.0, 2 * settings.sse_heartbeat_seconds))
 
     def generate() -> Iterator[str]:
-        try:
-            last = after
-            started = time.monotonic()
-            beat = started + settings.sse_heartbeat_seconds
-            yield "retry: 1000\n\n"
-            while time.monotonic() - started < settings.sse_max_seconds:
-                if client_gone(sock):
-                    return
-                entries = referee.events(game_id, viewer, last, 200)
-                for entry in entries:
-                    last = entry["version"]
-                    yield f"id: {last}\nevent: move\ndata: {json.dumps(entry)}\n\n"
-                now = time.monotonic()
-                if now >= beat:
-                    yield ": heartbeat\n\n"
-                    beat = now + settings.sse_heartbeat_seconds
-                if not entries:
-                    time.sleep(POLL_SECONDS)
-        except (StoreError, UnknownGame) as exc:
-            yield f"event: error\ndata: {json.dumps({'detail': str(exc)})}\n\n"
+        with hub.watch(game_id) as watch:  # watching before the first read: none missed
+            try:
+                last = after
+                started = time.monotonic()
+                end = started + settings.sse_max_seconds
+                beat = started + settings.sse_heartbeat_seconds
+                yield "retry: 1000\n\n"
+                while not hub.stopping:
+                    entries = referee.events(game_id, viewer, last, PAGE)
+                    for entry in entries:
+                        if unsent(sock) > settings.sse_max_buffered:
+                            return  # a client that does not read
+                        last = entry["version"]
+                        yield _frame(entry)
+                    if len(entries) == PAGE:
+                        continue  # more to read
+                    while not hub.stopping:
+                        now = time.monotonic()
+                        if now >= end or client_gone(sock):
+                            return
+                        if now >= beat:
+                            if unsent(sock) > settings.sse_max_buffered:
+                                return
+                            yield ": heartbeat\n\n"
+                            beat = now + settings.sse_heartbeat_seconds
+                        if watch.wait(min(beat, end) - now):
+                            break  # a commit of the game: read it
+            except (StoreError, UnknownGame) as exc:
+                yield f"event: error\ndata: {json.dumps({'detail': str(exc)})}\n\n"
 
     response = Response(generate(), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
     # The slot is given back when the server closes the response, whether its body was
     # read or not: a generator never started (a HEAD request, a client gone before the
     # first byte) runs no ``finally`` when it is closed, and kept the slot for good.
-    response.call_on_close(slots.release)
+    response.call_on_close(release)
     response.call_on_close(lambda: bound_unacknowledged(sock, 0))
     return response
+
+
+# -- long polls ---------------------------------------------------------------------------
+
+
+def preferred_wait() -> int | None:
+    """The seconds ``Prefer: wait=N`` asks for (RFC 7240), or None; not a whole number
+    from 0 to :data:`MAX_WAIT` is a 400."""
+    header = ", ".join(request.headers.getlist("Prefer"))
+    found = _WAIT.search(header)
+    if found is None:
+        return None
+    seconds = natural(found.group(1).strip('"'), max_digits=4)
+    if seconds is None or seconds > MAX_WAIT:
+        raise Problem(400, "Bad Request",
+                      f"Prefer: wait=N needs N a whole number of seconds from 0 to {MAX_WAIT}",
+                      code="MALFORMED_REQUEST",
+                      errors=[{"field": "Prefer", "message": "wait must be 0 to 60"}])
+    return seconds
+
+
+def long_poll(game_id: str, read: Callable[[], Answer], answer: Answer,
+              unchanged: Callable[[Answer], bool], seconds: int) -> Answer | None:
+    """Wait up to ``seconds`` for the view ``read`` gives to change from ``answer`` (which
+    ``unchanged`` says the client holds): the new view, or None once the time is up (the
+    caller answers 304) or the worker is stopping."""
+    slots: StreamSlots = current_app.extensions["streams"]
+    release = slots.acquire(_address())
+    hub = _hub()
+    deadline = time.monotonic() + seconds
+    try:
+        with hub.watch(game_id) as watch:
+            answer = read()  # again, now watched: a move made meanwhile is seen
+            while unchanged(answer):
+                left = deadline - time.monotonic()
+                if left <= 0 or hub.stopping or not watch.wait(left):
+                    return None
+                answer = read()
+            return answer
+    finally:
+        release()

@@ -76,6 +76,13 @@ class Answer:
     """The stored bytes of a replayed answer (returned byte for byte)."""
 
 
+def live_facts(view: Mapping[str, Any]) -> dict[str, Any]:
+    """What a log entry and a move's answer tell of the game after it (docs/api.md, "Live
+    tables"): its ``version``, ``status`` and ``turn``, as ``view`` (a view of the game
+    then) shows them."""
+    return {"version": view["version"], "status": view["status"], "turn": view["turn"]}
+
+
 class Referee:
     """Use cases over one :class:`GameStore`."""
 
@@ -318,13 +325,15 @@ class Referee:
             if dry_run:  # what the seat may know before the move (views.dry_run_answer)
                 shown = dry_run_answer(state, new_state, events, game_id, version, seat, now)
                 return Answer(shown, int(shown["game"]["version"]))
-            body = {"game": seat_view(new_state, game_id, version + 1, seat, now),
+            view = seat_view(new_state, game_id, version + 1, seat, now)
+            facts = live_facts(view)
+            body = {"game": view,
                     "events": [redact_event(e, seat) for e in events
-                               if e["type"] not in LOG_ONLY_EVENTS]}
+                               if e["type"] not in LOG_ONLY_EVENTS], **facts}
             response = _encode(body)
             new_doc = {**extras, "state": new_state.to_compact(), "tokens": tokens}
             entry: dict[str, Any] = {"version": version + 1, "seat": seat,
-                                     "move": move_to_dict(move), "events": events}
+                                     "move": move_to_dict(move), "events": events, **facts}
             if now is not None:
                 entry["now"] = now  # the time the engine was given, for a replay (verify)
             log_record = _encode(entry)

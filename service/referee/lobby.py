@@ -35,10 +35,11 @@ from service.rules.views import public_view, seat_view
 from service.store import GameExists, GameNotFound, Loaded, VersionConflict
 
 from . import games as _games
+from .documents import decode as _decode
 from .documents import encode as _encode
 from .documents import token_hash as _token_hash
 from .errors import Contention, Forbidden, RefereeError, Unauthorized, UnknownGame
-from .games import MAX_ATTEMPTS, Answer, Referee
+from .games import MAX_ATTEMPTS, Answer, Referee, live_facts
 from .meter import Meter
 
 CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
@@ -331,6 +332,9 @@ class LobbyReferee(Referee):
     def _commit(self, game_id: str, version: int, doc: Mapping[str, Any],
                 record: bytes) -> bool:
         """Write ``doc`` as the game's next version: False when it moved on meanwhile."""
+        view = (waiting_view(doc, game_id, version + 1) if _is_waiting(doc)
+                else public_view(GameState.from_dict(doc["state"]), game_id, version + 1))
+        record = _encode({**_decode(record), **live_facts(view)})
         try:
             self.store.commit(game_id, expected_version=version, state=_encode(doc),
                               log_record=record)

@@ -10,6 +10,8 @@ to one Redis Cluster slot and a Lua script may touch them together.
 ``{ns}:{{game_id}}:cache:<name>``  STRING  a value worked out from the game at one
                               version (``<version>:<value>``), expiring with the game
 ``{ns}:alias:<name>``          STRING  the game id a name (a join code) stands for
+``{ns}:ticket:<ticket>``       STRING  what a stream ticket stands for (one use, 60 s)
+``{ns}:moved``                 pub/sub channel: ``<game id> <version>`` at every commit
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_NAMESPACE", "GameKeys", "alias_key", "game_keys", "validate_game_id"]
+__all__ = ["DEFAULT_NAMESPACE", "GameKeys", "alias_key", "game_keys", "moved_channel",
+           "ticket_key", "validate_game_id"]
 
 DEFAULT_NAMESPACE = "rummy"
 _GLOB_SPECIAL = frozenset("*?[]\\")
@@ -80,6 +83,17 @@ def game_keys(game_id: str, namespace: str = DEFAULT_NAMESPACE) -> GameKeys:
     if not namespace or "{" in namespace or "}" in namespace:
         raise ValueError(f"namespace must be non-empty and free of braces: {namespace!r}")
     return GameKeys(f"{namespace}:{{{game_id}}}")
+
+
+def moved_channel(namespace: str = DEFAULT_NAMESPACE) -> str:
+    """The pub/sub channel every commit of the namespace publishes ``<game id> <version>``
+    on (the commit script names it so too)."""
+    return f"{namespace}:moved"
+
+
+def ticket_key(ticket: str, namespace: str = DEFAULT_NAMESPACE) -> str:
+    """The key of a stream ticket (``ticket`` already checked to be one's form)."""
+    return f"{namespace}:ticket:{ticket}"
 
 
 def alias_key(name: str, namespace: str = DEFAULT_NAMESPACE) -> str:

@@ -25,7 +25,15 @@ from .errors import (
     StoreFull,
     StoreUnavailable,
 )
-from .keys import DEFAULT_NAMESPACE, GameKeys, alias_key, game_keys, validate_game_id
+from .keys import (
+    DEFAULT_NAMESPACE,
+    GameKeys,
+    alias_key,
+    game_keys,
+    moved_channel,
+    ticket_key,
+    validate_game_id,
+)
 from .records import (
     Cached,
     IdempotencyRecord,
@@ -320,6 +328,22 @@ class GameStore:
                 conflict_state=conflict_state,
                 counted=counted,
             )
+
+    @property
+    def moved_channel(self) -> str:
+        """The channel every commit publishes ``<game id> <version>`` on."""
+        return moved_channel(self._namespace)
+
+    def keep_ticket(self, ticket: str, value: bytes, seconds: int) -> None:
+        """Keep ``value`` under stream ticket ``ticket`` for ``seconds``."""
+        with _translated("ticket"):
+            self._client.set(ticket_key(ticket, self._namespace), value, ex=seconds)
+
+    def take_ticket(self, ticket: str) -> bytes | None:
+        """What ticket ``ticket`` stands for, removed (one use: ``GETDEL``), or None."""
+        with _translated("ticket"):
+            value: Any = self._client.getdel(ticket_key(ticket, self._namespace))
+        return None if value is None else bytes(value)
 
     def alias(self, name: str, game_id: str) -> bool:
         """Let ``name`` stand for ``game_id`` (for the store's ``ttl_seconds``) unless it

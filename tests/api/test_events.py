@@ -123,7 +123,9 @@ def test_the_public_log_has_one_entry_per_move_and_no_hidden_card(
     assert [e["version"] for e in log] == list(range(1, len(MATCH) + 1))
     assert [(e["seat"], e["move"]) for e in log] == MATCH
     assert log[0] == {"version": 1, "seat": 0, "move": {"type": "draw", "source": "stock"},
-                      "events": [{"type": "draw", "seat": 0, "source": "stock"}]}
+                      "events": [{"type": "draw", "seat": 0, "source": "stock"}],
+                      "status": "playing", "turn": {"seat": 0, "phase": "play"}}
+    assert (log[-1]["status"], log[-1]["turn"]) == ("finished", None)
     assert log[2]["events"] == [{"type": "draw", "seat": 1, "source": "stock"}]
     assert log[4]["events"] == [{"type": "draw", "seat": 0, "source": "discard",
                                  "card": "6H"}]
