@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterator
 from random import Random
 from typing import Any
 
@@ -31,6 +30,7 @@ from tests.support.deals import arranged, auth
 from tests.support.http_player import FlaskTransport
 from tests.support.problems import assert_problem
 from tests.support.reliability import create_game, next_move
+from tests.support.streams import Stream
 
 DECK = standard_deck()
 R51_DECK = standard_deck(2, 4)
@@ -283,54 +283,6 @@ def sse_client(redis_url: str) -> FlaskClient:
     app = create_app(Settings(redis_url=redis_url, sse_max_seconds=2,
                               sse_heartbeat_seconds=0.5, sse_max_streams=1))
     return app.test_client()
-
-
-class Stream:
-    """An open event stream: frames parsed as they arrive (bounded: the server ends every
-    stream after 2 s)."""
-
-    def __init__(self, resp: TestResponse) -> None:
-        assert resp.status_code == 200, resp.get_data(as_text=True)
-        assert resp.mimetype == "text/event-stream"
-        self.resp = resp
-        self.chunks = iter(resp.response)
-        self.buffer = ""
-        self.ended = False
-
-    def frames(self) -> Iterator[dict[str, Any]]:
-        """Each frame as ``{"id", "event", "data", "comment", "retry"}`` (what it has)."""
-        while True:
-            while "\n\n" in self.buffer:
-                raw, self.buffer = self.buffer.split("\n\n", 1)
-                frame: dict[str, Any] = {}
-                for line in raw.split("\n"):
-                    if line.startswith(":"):
-                        frame["comment"] = line[1:].strip()
-                    else:
-                        name, _, value = line.partition(":")
-                        frame[name] = value.removeprefix(" ")
-                if "data" in frame:
-                    frame["data"] = json.loads(frame["data"])
-                yield frame
-            try:
-                chunk = next(self.chunks)
-            except StopIteration:
-                self.ended = True
-                return
-            self.buffer += chunk.decode() if isinstance(chunk, bytes) else chunk
-
-    def moves_until(self, version: int) -> list[dict[str, Any]]:
-        """The move frames up to the one with ``id: version``."""
-        out = []
-        for frame in self.frames():
-            if frame.get("event") == "move":
-                out.append(frame)
-                if int(frame["id"]) >= version:
-                    return out
-        raise AssertionError(f"the stream ended before version {version}: {out}")
-
-    def close(self) -> None:
-        self.resp.close()
 
 
 def open_stream(client: FlaskClient, game: Game, seat: int | None = None,

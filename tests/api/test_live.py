@@ -1,0 +1,313 @@
+"""Live tables (docs/api.md, "Live tables"): what a move's answer and a log entry tell,
+stream tickets, long polls (``Prefer: wait=N``), the limits on open streams and waits, and
+watchers woken through Redis pub/sub, also by a commit made through another app (another
+server sharing the Redis). Against a real redis-server, through Flask test clients; the
+served behaviour (gevent, a Redis Cluster, SIGTERM) is tests/system/test_live_served.py's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from random import Random
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service.api.streams import unsent
+from service.app import create_app
+from service.config import Settings
+from service.live import Hub
+from service.store import GameStore
+from service.store.keys import ticket_key
+from tests.support.deals import auth
+from tests.support.http_player import FlaskTransport
+from tests.support.problems import assert_problem
+from tests.support.reliability import Game, create_game, next_move
+from tests.support.streams import Stream
+
+SSE = {"Accept": "text/event-stream"}
+
+
+def _app(redis_url: str, **settings: Any) -> Flask:
+    return create_app(Settings(redis_url=redis_url, sse_max_seconds=5,
+                               sse_heartbeat_seconds=0.5, **settings))
+
+
+@pytest.fixture
+def live_app(redis_url: str) -> Flask:
+    return _app(redis_url)
+
+
+@pytest.fixture
+def live(live_app: Flask) -> FlaskClient:
+    return live_app.test_client()
+
+
+def _game(client: FlaskClient, players: int = 2) -> Game:
+    return create_game(FlaskTransport(client), players)
+
+
+def _view(client: FlaskClient, game: Game, seat: int) -> dict[str, Any]:
+    resp = client.get(f"/v1/games/{game.game_id}/me", headers=auth(game.tokens[seat]))
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    body: dict[str, Any] = resp.get_json()
+    return body
+
+
+def _move(client: FlaskClient, game: Game, query: str = "") -> dict[str, Any]:
+    """The next move of the seat whose turn it is."""
+    seat = _view(client, game, 0)["turn"]["seat"]
+    body = next_move(_view(client, game, seat), Random(7))
+    resp = client.post(f"/v1/games/{game.game_id}/moves{query}", json=body,
+                       headers=auth(game.tokens[seat]))
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    answer: dict[str, Any] = resp.get_json()
+    return answer
+
+
+def _ticket(client: FlaskClient, game: Game, seat: int) -> str:
+    resp = client.post(f"/v1/games/{game.game_id}/stream-tickets",
+                       headers=auth(game.tokens[seat]))
+    assert resp.status_code == 201, resp.get_data(as_text=True)
+    assert resp.headers["Cache-Control"] == "no-store"
+    body = resp.get_json()
+    assert body["expires_in"] == 60
+    ticket: str = body["ticket"]
+    return ticket
+
+
+def _stream(client: FlaskClient, path: str, **headers: str) -> Stream:
+    return Stream(client.get(path, headers={**SSE, **headers}, buffered=False))
+
+
+# ---------------------------------------------------------------------------------------
+# What a move and an entry tell
+
+
+def test_a_move_answer_tells_version_status_and_turn(live: FlaskClient) -> None:
+    game = _game(live)
+    answer = _move(live, game)
+    assert answer["version"] == answer["game"]["version"] == 1
+    assert answer["status"] == "playing"
+    assert answer["turn"] == answer["game"]["turn"] == {"seat": game.view["turn"]["seat"],
+                                                        "phase": "play"}
+    assert "legal_moves" not in answer
+    entry = live.get(f"/v1/games/{game.game_id}/events").get_json()["entries"][0]
+    assert {k: entry[k] for k in ("version", "status", "turn")} == {
+        k: answer[k] for k in ("version", "status", "turn")}
+
+
+def test_include_legal_moves_lists_the_movers_next_moves(live: FlaskClient) -> None:
+    game = _game(live)
+    answer = _move(live, game, "?include=legal_moves")
+    legal, mover = answer["legal_moves"], game.view["turn"]["seat"]
+    assert (legal["seat"], legal["version"], legal["your_turn"]) == (mover, 1, True)
+    assert {m["type"] for m in legal["moves"]} >= {"discard"}
+    assert legal == live.get(f"/v1/games/{game.game_id}/legal-moves",
+                             headers=auth(game.tokens[mover])).get_json()
+    before = live.get(f"/v1/games/{game.game_id}").get_json()["version"]
+    resp = live.post(f"/v1/games/{game.game_id}/moves?include=everything",
+                     json={"type": "discard", "card": "2C"}, headers=auth(game.tokens[mover]))
+    assert_problem(resp, 400)
+    assert live.get(f"/v1/games/{game.game_id}").get_json()["version"] == before
+
+
+# ---------------------------------------------------------------------------------------
+# Stream tickets
+
+
+def test_a_ticket_streams_its_seats_own_view_once(live: FlaskClient) -> None:
+    game = _game(live)
+    mover = game.view["turn"]["seat"]
+    path = f"/v1/games/{game.game_id}/events?ticket={_ticket(live, game, mover)}"
+    stream = _stream(live, path)
+    frames = stream.frames()
+    assert next(frames).get("retry") == "1000"
+    _move(live, game)  # the ticket's seat draws from the stock
+    draw = next(f for f in frames if f.get("event") == "move")["data"]
+    assert draw["version"] == 1
+    card = draw["events"][0]["card"]  # the seat's own view: its drawn card
+    assert card in _view(live, game, mover)["hand"]
+    stream.close()
+    assert_problem(live.get(path, headers=SSE), 401)  # used once already
+
+
+def test_another_seats_ticket_never_shows_the_drawn_card(live: FlaskClient) -> None:
+    game = _game(live)
+    mover = game.view["turn"]["seat"]
+    ticket = _ticket(live, game, 1 - mover)
+    stream = _stream(live, f"/v1/games/{game.game_id}/events?ticket={ticket}")
+    _move(live, game)  # the other seat draws
+    draw = stream.moves_until(1)[0]["data"]["events"][0]
+    stream.close()
+    assert draw == {"type": "draw", "seat": mover, "source": "stock"}
+
+
+def test_bad_tickets_are_refused_before_any_stream(live_app: Flask, live: FlaskClient) -> None:
+    game, other = _game(live), _game(live)
+    events = f"/v1/games/{game.game_id}/events"
+    for ticket in ["", "short", "x" * 33, "a" * 31 + "!", "A" * 32]:  # malformed, unknown
+        assert_problem(live.get(f"{events}?ticket={ticket}", headers=SSE), 401)
+    assert_problem(live.get(f"{events}?ticket={_ticket(live, other, 0)}", headers=SSE), 403)
+    expired = _ticket(live, game, 0)
+    store: GameStore = live_app.extensions["referee"].store
+    store.client.delete(ticket_key(expired))  # as Redis does after 60 s
+    assert_problem(live.get(f"{events}?ticket={expired}", headers=SSE), 401)
+    kept = _ticket(live, game, 0)
+    assert 0 < int(store.client.ttl(ticket_key(kept))) <= 60
+    assert_problem(live.get(f"{events}?ticket={kept}"), 400)  # a ticket opens streams only
+    assert_problem(live.get(f"/v1/games/nosuchgame/events?ticket={kept}", headers=SSE), 404)
+    tickets = f"/v1/games/{game.game_id}/stream-tickets"
+    assert_problem(live.post(tickets), 401)
+    assert_problem(live.post(tickets, headers=auth(other.tokens[0])), 403)
+    assert_problem(live.post("/v1/games/nosuchgame/stream-tickets",
+                             headers=auth(game.tokens[0])), 404)
+
+
+# ---------------------------------------------------------------------------------------
+# Long polls
+
+
+def _later(action: Any) -> threading.Thread:
+    """``action`` in a thread, after the request under test has begun waiting (the wait
+    is long: a missed wake turns the expected 200 into a 304 at the end)."""
+    thread = threading.Thread(target=lambda: (threading.Event().wait(0.3), action()))
+    thread.start()
+    return thread
+
+
+def test_a_long_poll_answers_once_the_version_changes(live_app: Flask) -> None:
+    client, mover = live_app.test_client(), live_app.test_client()
+    game = _game(client)
+    path = f"/v1/games/{game.game_id}"
+    thread = _later(lambda: _move(mover, game))
+    resp = client.get(path, headers={"If-None-Match": '"0"', "Prefer": "wait=30"})
+    thread.join()
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    assert resp.get_json()["version"] == 1
+    assert resp.headers["ETag"] == '"1"'
+    assert resp.headers["Preference-Applied"] == "wait=30"
+
+
+def test_a_seats_long_poll_answers_with_its_hand(live_app: Flask) -> None:
+    client, mover = live_app.test_client(), live_app.test_client()
+    game = _game(client)
+    thread = _later(lambda: _move(mover, game))
+    waiting = 1 - game.view["turn"]["seat"]
+    resp = client.get(f"/v1/games/{game.game_id}/me", headers={
+        **auth(game.tokens[waiting]), "If-None-Match": '"0"',
+        "Prefer": "respond-async, wait=30"})
+    thread.join()
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    body = resp.get_json()
+    assert (body["version"], body["seat"], len(body["hand"])) == (1, waiting, 10)
+
+
+def test_a_long_poll_with_no_move_is_304_after_the_wait(live: FlaskClient) -> None:
+    game = _game(live)
+    resp = live.get(f"/v1/games/{game.game_id}",
+                    headers={"If-None-Match": '"0"', "Prefer": "wait=1"})
+    assert resp.status_code == 304
+    assert resp.headers["Preference-Applied"] == "wait=1"
+    assert resp.get_data() == b""
+    stale = live.get(f"/v1/games/{game.game_id}",  # a version the client does not hold
+                     headers={"If-None-Match": '"7"', "Prefer": "wait=30"})
+    assert stale.status_code == 200
+    assert stale.headers["Preference-Applied"] == "wait=30"
+
+
+def test_bad_waits_are_400_and_unknown_games_404(live: FlaskClient) -> None:
+    game = _game(live)
+    for prefer in ["wait=61", "wait=abc", "wait=-1", "wait=", "wait=1.5", "wait=99999"]:
+        for path, headers in [(f"/v1/games/{game.game_id}", {}),
+                              (f"/v1/games/{game.game_id}/me", auth(game.tokens[0]))]:
+            resp = live.get(path, headers={**headers, "Prefer": prefer,
+                                           "If-None-Match": '"0"'})
+            assert_problem(resp, 400)
+    resp = live.get("/v1/games/nosuchgame", headers={"Prefer": "wait=5"})
+    assert_problem(resp, 404)
+    assert live.get(f"/v1/games/{game.game_id}", headers={"Prefer": "wait=0"}).status_code \
+        == 200
+
+
+# ---------------------------------------------------------------------------------------
+# Limits, stopping, and servers sharing a Redis
+
+
+def test_streams_per_seat_and_per_address_are_limited(redis_url: str) -> None:
+    client = _app(redis_url, sse_per_seat=1, sse_per_address=2, sse_max_streams=9).test_client()
+    game = _game(client)
+    events = f"/v1/games/{game.game_id}/events"
+    first = _stream(client, events, **auth(game.tokens[0]))
+    refused = client.get(events, headers={**SSE, **auth(game.tokens[0])})
+    assert_problem(refused, 429, code="TOO_MANY_STREAMS")
+    assert refused.headers["Retry-After"]
+    second = _stream(client, events, **auth(game.tokens[1]))  # another seat
+    public = client.get(events, headers=SSE)  # a third from this address
+    assert_problem(public, 429, code="TOO_MANY_STREAMS")
+    poll = client.get(f"/v1/games/{game.game_id}",
+                      headers={"If-None-Match": '"0"', "Prefer": "wait=1"})
+    assert_problem(poll, 429, code="TOO_MANY_STREAMS")
+    first.close()
+    second.close()
+    _stream(client, events, **auth(game.tokens[0])).close()  # the slots were given back
+
+
+def test_a_stopping_hub_ends_streams_and_waits(redis_url: str) -> None:
+    app = _app(redis_url)
+    client = app.test_client()
+    game = _game(client)
+    stream = _stream(client, f"/v1/games/{game.game_id}/events")
+    frames = stream.frames()
+    next(frames)
+    app.extensions["live"].stop()
+    assert [f for f in frames if "event" in f] == []
+    assert stream.ended
+    resp = client.get(f"/v1/games/{game.game_id}",
+                      headers={"If-None-Match": '"0"', "Prefer": "wait=60"})
+    assert resp.status_code == 304
+
+
+def test_a_move_through_one_app_wakes_a_stream_of_another(redis_url: str) -> None:
+    """Two apps (two servers' workers) sharing one Redis: a commit through one wakes the
+    other's watcher through pub/sub."""
+    watching, moving = _app(redis_url).test_client(), _app(redis_url).test_client()
+    game = _game(moving)
+    stream = _stream(watching, f"/v1/games/{game.game_id}/events")
+    next(stream.frames())
+    _move(moving, game)
+    _move(moving, game)
+    assert [int(f["id"]) for f in stream.moves_until(2)] == [1, 2]
+    stream.close()
+
+
+def test_a_hub_wakes_only_its_games_watchers(redis_url: str, live_app: Flask) -> None:
+    hub: Hub = live_app.extensions["live"]
+    game, other = _game(live_app.test_client()), _game(live_app.test_client())
+    with hub.watch(game.game_id) as watched, hub.watch(other.game_id) as idle:
+        assert hub.subscribed.wait(10)
+        watched.wait(0)
+        idle.wait(0)  # the wakes of subscribing used up
+        _move(live_app.test_client(), game)
+        assert watched.wait(30)
+        assert not idle.wait(0.2)
+    assert hub.watchers == 0
+
+
+def test_unsent_counts_what_the_client_has_not_read() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        writer = socket.create_connection(server.getsockname())
+        reader, _ = server.accept()
+        with writer, reader:
+            assert unsent(writer) == 0
+            writer.setblocking(False)
+            sent = 0
+            with contextlib.suppress(BlockingIOError):
+                while sent < 64 << 20:
+                    sent += writer.send(b"x" * 65536)
+            assert 0 < unsent(writer) <= sent  # what the reader's window did not take
+    assert unsent(None) == 0
