@@ -39,6 +39,7 @@ keepalive = 5
 # (service.api.observe), so gunicorn's access line, which says the same again, is off
 # unless RUMMY_ACCESS_LOG asks for it (then on stdout); its error log goes to stderr.
 accesslog = "-" if _settings.access_log else None
+logger_class = hooks.RedactingLogger  # no stream ticket or token in an access line
 errorlog = "-"
 loglevel = _settings.log_level.lower()
 capture_output = False

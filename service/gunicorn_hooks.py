@@ -19,6 +19,7 @@ them as its hooks after :func:`configure` has given them the settings.
 import json
 import logging
 import os
+import re
 import select
 import shutil
 import socket
@@ -27,6 +28,7 @@ import tempfile
 import time
 from typing import Any
 
+from gunicorn import glogging
 from gunicorn import util as gunicorn_util
 
 from service import live, quick_stop, serving_limits, tuning
@@ -212,6 +214,31 @@ def _hand_over_on_stop(worker: Any) -> None:
                 listener.close()
 
     worker.set_accept_enabled = set_accept_enabled
+
+
+_SECRET_QUERY = re.compile(r"((?:^|[?&])ticket=)[^&\s]*", re.IGNORECASE)
+
+
+def redacted(text: str) -> str:
+    """``text`` (a request line, a query string) with a stream ticket's value masked."""
+    return _SECRET_QUERY.sub(r"\1[redacted]", text)
+
+
+class RedactingLogger(glogging.Logger):  # type: ignore[misc]
+    """gunicorn's logger, whose access lines (``RUMMY_ACCESS_LOG``) never hold a secret: a
+    stream ticket in the query string (``?ticket=``) is masked, as are the
+    ``Authorization`` and ``Cookie`` headers should a format name them."""
+
+    def atoms(self, resp: Any, req: Any, environ: Any, request_time: Any) -> dict[str, Any]:
+        atoms: dict[str, Any] = super().atoms(resp, req, environ, request_time)
+        for name in ("r", "q", "{raw_uri}e", "{query_string}e", "{request_uri}e"):
+            if isinstance(atoms.get(name), str):
+                atoms[name] = redacted(atoms[name])
+        for name in ("{authorization}i", "{cookie}i", "{http_authorization}e",
+                     "{http_cookie}e"):
+            if name in atoms:
+                atoms[name] = "[redacted]"
+        return atoms
 
 
 def _problem_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:

@@ -24,6 +24,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import threading
 import weakref
 from collections.abc import Iterator
@@ -161,15 +162,25 @@ class Hub:
             self._wake(text.partition(" ")[0])
 
 
+def green() -> bool:
+    """Whether this process runs under gevent's monkey-patching (gunicorn's gevent worker)."""
+    monkey = sys.modules.get("gevent.monkey")
+    return monkey is not None and bool(monkey.is_module_patched("socket"))
+
+
 def stop_on_term() -> None:
     """In a gunicorn worker (``post_worker_init``): SIGTERM stops this process's hubs
-    (:func:`stop_all`, from a thread of its own: a signal handler must not wait on a lock)
+    (:func:`stop_all`, from a thread or greenlet of its own: a signal handler must not wait
+    on a lock)
     before gunicorn's own handler runs. Its streams then end within moments instead of
     holding the worker until gunicorn's ``graceful_timeout``."""
     previous = signal.getsignal(signal.SIGTERM)
 
     def handle_term(signum: int, frame: FrameType | None) -> None:
-        threading.Thread(target=stop_all, name="live-stop", daemon=True).start()
+        if green():  # the handler runs in gevent's loop, where nothing may block
+            sys.modules["gevent"].spawn(stop_all)
+        else:
+            threading.Thread(target=stop_all, name="live-stop", daemon=True).start()
         if callable(previous):
             previous(signum, frame)
 

