@@ -476,10 +476,11 @@ class Moves(MethodView):
             if any(e["type"] == "game_end" for e in answer.body["events"]):
                 observe.GAMES_FINISHED.labels(variant).inc()
         resp = _view_answer(answer, private=True)
-        if query.get("include") == "legal_moves":
+        if query.get("include") == "legal_moves":  # the answer as ever, then the moves
             legal = _referee().legal(game_id, _bearer(), LEGAL_MOVES_LIMIT).body
-            resp = _json({**answer.body, "legal_moves": legal}, version=answer.version,
-                         private=True)
+            raw = answer.raw if answer.raw is not None else json.dumps(answer.body).encode()
+            resp = _json(None, version=answer.version, private=True, raw=raw[:-1] + (
+                b',"legal_moves":' + json.dumps(legal, separators=(",", ":")).encode() + b"}"))
         if answer.replayed:
             resp.headers["Idempotent-Replayed"] = "true"
         return resp

@@ -1,8 +1,9 @@
 """Hidden information stays hidden, checked over many random reachable states of every
-variant: at each state, every seat's and the public's every kind of answer — views, move
-answers, dry runs (for the seat that moves, judged on what it could see before the move),
-refusals (real and dry run), idempotent replays, legal moves, the move log — is compared
-with the true state in Redis. A card is *hidden* from a viewer when it is in another seat's
+variant: at each state, every seat's and the public's every kind of answer — views (also
+as long polls answer them), move answers (also with ``?include=legal_moves``), dry runs
+(for the seat that moves, judged on what it could see before the move), refusals (real and
+dry run), idempotent replays, legal moves, the move log (also on a stream a ticket opens)
+— is compared with the true state in Redis. A card is *hidden* from a viewer when it is in another seat's
 hand or in the stock and no copy of it is visible on the table, on the discard pile, in the
 viewer's hand or in what was already shown openly (discards, drawn discards, melds)."""
 
@@ -21,6 +22,7 @@ from service.rules.moves import MATCH_MOVES, move_to_dict
 from service.store import GameStore
 from tests.support.bot import choose_move
 from tests.support.http_player import FlaskTransport, log_entries
+from tests.support.streams import Stream
 
 CARD = re.compile(r"^(JK|[A2-9TJQK][SHDC])$")
 STEPS = {"basic": 500, "rummy51": 500, "lebanese14": 400, "dummy": 400, "wrotham": 400}
@@ -115,9 +117,15 @@ class Table:
         state = true_state(self.store, self.game_id)
         gid = self.game_id
         self.check(None, self.client.get(f"/v1/games/{gid}").get_json(), state, "public view")
+        # a long poll of a version the client no longer holds answers at once
+        poll = {"If-None-Match": '"999999"', "Prefer": "wait=5"}
+        self.check(None, self.client.get(f"/v1/games/{gid}", headers=poll).get_json(), state,
+                   "public long poll")
         for seat in range(len(self.tokens)):
             self.check(seat, self.client.get(f"/v1/games/{gid}/me",
                                              headers=self.auth(seat)).get_json(), state, "me")
+            self.check(seat, self.client.get(f"/v1/games/{gid}/me", headers={
+                **self.auth(seat), **poll}).get_json(), state, "seat long poll")
             self.check(seat, self.client.get(f"/v1/games/{gid}/legal-moves",
                                              headers=self.auth(seat)).get_json(), state,
                        "legal moves")
@@ -131,6 +139,21 @@ class Table:
         for seat in range(len(self.tokens)):
             mine = log_entries(transport, self.game_id, token=self.tokens[seat])
             self.check_log(seat, mine, records)
+            if records:  # the seat's stream, opened with a ticket, shows the same log
+                self.check_log(seat, self.ticket_stream(seat, max(records)), records)
+
+    def ticket_stream(self, seat: int, last: int) -> list[dict[str, Any]]:
+        """The log entries up to version ``last`` on the stream a ticket of ``seat``
+        opens."""
+        ticket = self.client.post(f"/v1/games/{self.game_id}/stream-tickets",
+                                  headers=self.auth(seat)).get_json()["ticket"]
+        stream = Stream(self.client.get(f"/v1/games/{self.game_id}/events?ticket={ticket}",
+                                        headers={"Accept": "text/event-stream"},
+                                        buffered=False))
+        try:
+            return [frame["data"] for frame in stream.moves_until(last)]
+        finally:
+            stream.close()
 
     def step(self) -> bool:
         state = self.observe_all()
@@ -173,16 +196,20 @@ class Table:
         assert dry.status_code == 200, dry.get_json()
         self.check(seat, dry.get_json(), state, "dry run")
         key = {"Idempotency-Key": f"k{self.rng.random()}"}
-        answer = self.client.post(f"/v1/games/{gid}/moves", json=wire,
+        include = "?include=legal_moves" if self.rng.random() < 0.3 else ""
+        answer = self.client.post(f"/v1/games/{gid}/moves{include}", json=wire,
                                   headers={**self.auth(seat), **key})
         assert answer.status_code == 200, answer.get_json()
         after = true_state(self.store, gid)
         body = answer.get_json()
+        if include:  # the mover's next moves: of its hand after the move
+            self.check(seat, body.pop("legal_moves"), after, "the move's legal moves")
         self.check_answer(seat, body, state, after, "move answer")
-        replay = self.client.post(f"/v1/games/{gid}/moves", json=wire,
+        replay = self.client.post(f"/v1/games/{gid}/moves{include}", json=wire,
                                   headers={**self.auth(seat), **key})
         assert replay.get_data() == answer.get_data()
-        self.check_answer(seat, replay.get_json(), state, after, "replay")
+        self.check_answer(seat, {k: v for k, v in replay.get_json().items()
+                                 if k != "legal_moves"}, state, after, "replay")
         for event in body["events"]:
             if event["type"] in ("discard", "meld", "lay_off", "swap_joker") or (
                     event["type"] == "draw" and event["source"] == "discard"):
