@@ -21,13 +21,16 @@ it missed.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import os
+import select
 import signal
+import socket
 import sys
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -67,6 +70,93 @@ class Watch:
         return woken
 
 
+class Closings:
+    """Wakes a watch when its client closes its connection (a FIN or a reset), so that a
+    stream ends and frees its slot at once, not at its next heartbeat. Under gevent, a
+    greenlet per connection waits for it to become readable (a request sent after the
+    stream's is no close: it stops watching); else one thread of the process waits on an
+    ``epoll`` for ``EPOLLRDHUP``, which only a peer's close raises."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._epoll: Any = None
+        self._watches: dict[int, Watch] = {}
+
+    def add(self, sock: socket.socket, watch: Watch) -> Callable[[], None] | None:
+        """Watch ``sock`` for ``watch``: the function that stops it, or None."""
+        try:
+            fd = sock.fileno()
+        except (OSError, ValueError):
+            return None
+        if fd < 0:
+            return None
+        if green():
+            return self._add_green(sock, watch)
+        return self._add_epoll(fd, watch)
+
+    @staticmethod
+    def _add_green(sock: socket.socket, watch: Watch) -> Callable[[], None]:
+        gevent: Any = sys.modules["gevent"]
+        wait_read = importlib.import_module("gevent.socket").wait_read
+
+        def wait() -> None:
+            with contextlib.suppress(Exception):
+                wait_read(sock.fileno())
+                real: Any = getattr(sock, "_sock", sock)
+                try:
+                    closed = real.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+                except BlockingIOError:
+                    closed = False
+                except OSError:
+                    closed = True
+                if closed:
+                    watch.wake()
+
+        waiter = gevent.spawn(wait)
+        return lambda: waiter.kill(block=False)
+
+    def _add_epoll(self, fd: int, watch: Watch) -> Callable[[], None] | None:
+        epoll_type = getattr(select, "epoll", None)
+        rdhup = getattr(select, "EPOLLRDHUP", None)
+        if epoll_type is None or rdhup is None:
+            return None
+        with self._lock:
+            if self._epoll is None:
+                self._epoll = epoll_type()
+                threading.Thread(target=self._run, args=(self._epoll,), name="live-closings",
+                                 daemon=True).start()
+            try:
+                self._epoll.register(fd, rdhup)
+            except OSError:
+                return None
+            self._watches[fd] = watch
+
+        def stop() -> None:
+            with self._lock:
+                if self._watches.get(fd) is watch:
+                    del self._watches[fd]
+                    with contextlib.suppress(OSError, ValueError):
+                        self._epoll.unregister(fd)
+
+        return stop
+
+    def _run(self, epoll: Any) -> None:
+        while True:
+            try:
+                events = epoll.poll(5.0)
+            except InterruptedError:
+                continue
+            except (OSError, ValueError):  # closed
+                return
+            for fd, _mask in events:
+                with self._lock:
+                    watch = self._watches.pop(fd, None)
+                    with contextlib.suppress(OSError, ValueError):
+                        epoll.unregister(fd)
+                if watch is not None:
+                    watch.wake()
+
+
 class Hub:
     """The watchers of this process and the one subscription that wakes them."""
 
@@ -79,6 +169,7 @@ class Hub:
         self.stopping = False
         """Set by :func:`stop_all` (the worker was told to stop): streams end, waits end."""
         self.subscribed = threading.Event()
+        self._closing = Closings()
         _HUBS.add(self)
 
     @property
@@ -87,16 +178,21 @@ class Hub:
             return sum(len(w) for w in self._watchers.values())
 
     @contextlib.contextmanager
-    def watch(self, game_id: str) -> Iterator[Watch]:
+    def watch(self, game_id: str, sock: socket.socket | None = None) -> Iterator[Watch]:
         """A :class:`Watch` of ``game_id`` for the ``with`` block (registered before the
-        block starts: read the game after entering it, then wait)."""
+        block starts: read the game after entering it, then wait). With ``sock`` (the
+        client's connection) it is also woken when the client closes its end: the
+        watcher then finds its client gone, without a poll of its own."""
         self._start()
         watch = Watch(game_id)
         with self._lock:
             self._watchers.setdefault(game_id, set()).add(watch)
+        closing = self._closing.add(sock, watch) if sock is not None else None
         try:
             yield watch
         finally:
+            if closing is not None:
+                closing()
             with self._lock:
                 watchers = self._watchers.get(game_id)
                 if watchers is not None:

@@ -216,7 +216,7 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) 
     bound_unacknowledged(sock, max(1.0, 2 * settings.sse_heartbeat_seconds))
 
     def generate() -> Iterator[str]:
-        with hub.watch(game_id) as watch:  # watching before the first read: none missed
+        with hub.watch(game_id, sock) as watch:  # watching before the first read
             try:
                 last = after
                 started = time.monotonic()
