@@ -618,6 +618,7 @@ class ProblemSchema(ma.Schema):
                                    "enum": [c.value for c in Code] + [
                                        "MALFORMED_REQUEST", "ARRANGED_DEALS_FORBIDDEN",
                                        "SHEET_FINISHED", "SHEET_FULL", "NO_HAND",
+                                       "TOO_MANY_STREAMS",
                                        *LOBBY_CODES]})
     rule = fields.String(metadata={"description": "id of the rule that forbids the move "
                                                   "(docs/rules.md)"})
