@@ -87,6 +87,13 @@ export const postMove = (id, token, move, version) => {
   });
 };
 
-export function eventStreamUrl(id, after) {
-  return `/v1/games/${encodeURIComponent(id)}/events?after=${after}`;
+/** The URL of a game's event stream after version `after`. With a seat's token it is the
+ * seat's own stream, opened with a one-use stream ticket: EventSource cannot send an
+ * Authorization header, and a token must never go into a URL. */
+export async function eventStreamUrl(id, after, token = null) {
+  const url = `/v1/games/${encodeURIComponent(id)}/events?after=${after}`;
+  if (!token) return url;
+  const { ticket } = await api(`/v1/games/${encodeURIComponent(id)}/stream-tickets`,
+    { method: "POST", token, retries: 0 });
+  return `${url}&ticket=${encodeURIComponent(ticket)}`;
 }

@@ -85,22 +85,36 @@ export class Table {
     }
   }
 
-  /** The public event stream says when anything happens; then the seat view is re-read
-   * with the token (EventSource cannot send an Authorization header). */
-  openStream() {
-    if (!window.EventSource || this.stopped || this.missing) return;
-    const after = this.view ? this.view.version : 0;
-    const es = new EventSource(api.eventStreamUrl(this.gameId, after));
+  /** The event stream (the seat's own, through a stream ticket, or the public one) says
+   * when anything happens; then the view is re-read. No polling while it is open. */
+  async openStream() {
+    if (!window.EventSource || this.stopped || this.missing || this.opening) return;
+    this.opening = true;
+    let url;
+    try {
+      url = await api.eventStreamUrl(this.gameId, this.view ? this.view.version : 0, this.token);
+    } catch {
+      this.streamRetryAt = Date.now() + STREAM_RETRY_MS;  // poll meanwhile
+      return;
+    } finally {
+      this.opening = false;
+    }
+    if (this.stopped || this.stream) return;
+    const es = new EventSource(url);
+    let opened = false;
+    es.addEventListener("open", () => { opened = true; });
     es.addEventListener("move", (ev) => {
       const version = Number(ev.lastEventId);
       if (!this.view || !(version <= this.view.version)) this.refresh();
     });
     es.addEventListener("error", () => {
-      if (es.readyState === EventSource.CLOSED) {
-        // refused (503: too many streams) or gone: poll, try the stream again later
+      // a ticket works once: EventSource's own reconnect with it is refused, so a stream
+      // that ended reconnects with a new ticket; one refused (503, 429) polls a while
+      if (es.readyState === EventSource.CLOSED || this.token) {
         es.close();
         if (this.stream === es) this.stream = null;
-        this.streamRetryAt = Date.now() + STREAM_RETRY_MS;
+        if (opened) this.openStream();
+        else this.streamRetryAt = Date.now() + STREAM_RETRY_MS;
       }
     });
     this.stream = es;
@@ -121,6 +135,8 @@ export class Table {
   switchSeat(seat) {
     if (seat === this.seat) return;
     this.useSeat(seat);
+    if (this.stream) this.stream.close();  // the new seat's own stream, on the next tick
+    this.stream = null;
     store.saveGame(this.gameId, { seat: this.seat });
     const hash = this.seat === null ? `#game=${this.gameId}&seat=watch`
       : `#game=${this.gameId}&seat=${this.seat}`;
