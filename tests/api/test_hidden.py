@@ -3,9 +3,10 @@ variant: at each state, every seat's and the public's every kind of answer — v
 as long polls answer them), move answers (also with ``?include=legal_moves``), dry runs
 (for the seat that moves, judged on what it could see before the move), refusals (real and
 dry run), idempotent replays, legal moves, the move log (also on a stream a ticket opens)
-— is compared with the true state in Redis. A card is *hidden* from a viewer when it is in another seat's
-hand or in the stock and no copy of it is visible on the table, on the discard pile, in the
-viewer's hand or in what was already shown openly (discards, drawn discards, melds)."""
+— is compared with the true state in Redis. A card is *hidden* from a viewer when it is
+in another seat's hand or in the stock and no copy of it is visible on the table, on the
+discard pile, in the viewer's hand or in what was already shown openly (discards, drawn
+discards, melds)."""
 
 from __future__ import annotations
 
