@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import cpu, engine, instructions, probe
+from bench import cpu, engine, instructions, probe, watchers
 from bench.driver import MOVES, schedule_of
 from bench.report import BUDGET, render, render_rates, summarize
 from bench.stack import Stack
@@ -66,6 +66,10 @@ def _parser() -> argparse.ArgumentParser:
                              "these rates (moves/s in all, Poisson arrivals spread over the "
                              "clients) for --seconds each, and report the latency at each; "
                              "a move's latency runs from the time it was due")
+    parser.add_argument("--watchers", type=int, default=None, metavar="N",
+                        help="instead of the closed loop: live tables, N event streams held "
+                             "on games being played, their delivery latency and the moves "
+                             "with and without them (bench/watchers.py)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--instructions", action="store_true",
                         help="instead of the timed benchmark: count the instructions a move "
@@ -173,6 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.instructions:
         return instructions.main([])
+    if args.watchers is not None:
+        print(f"live tables: {args.watchers} watchers, {args.seconds:g} s of moves without "
+              "and as long with them …", file=sys.stderr, flush=True)
+        live = watchers.run(args.watchers, args.seconds, args.workers)
+        print(watchers.render(live))
+        if args.json:
+            Path(args.json).write_text(json.dumps(live, indent=2) + "\n")
+        return 0
     if args.clients is None:
         args.clients = 64 if args.rates else 16
     results: dict[str, Any] = {"budget": BUDGET, "clients": args.clients,

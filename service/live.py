@@ -1,13 +1,15 @@
 """Watchers of games woken by the commits that change them (docs/operations.md, "Live
 tables").
 
-Every commit publishes ``<game id> <version>`` on the store's channel (``<namespace>:moved``,
-from the commit script itself, so no move can commit unannounced). Each worker process holds
-one :class:`Hub`: one pub/sub connection to Redis, read by one thread of its own, which wakes
-the local watchers of the game named (an open event stream, a waiting long poll). A watcher
-reads Redis only when woken, never on a timer. Classic pub/sub reaches every subscriber of
-the Redis, every node of a Redis Cluster included, so a move committed through any server
-wakes its watchers on all of them.
+Every commit publishes ``<game id> <version> <log record>`` on the store's channel
+(``<namespace>:moved``, from the commit script itself, so no move can commit unannounced).
+Each worker process holds one :class:`Hub`: one pub/sub connection to Redis, read by one
+thread of its own, which wakes the local watchers of the game named (an open event stream,
+a waiting long poll) and hands them the record, decoded once. A stream sends the records it
+was handed, and reads Redis only for what it was not (at its start, after a gap); a long
+poll reads the view again when woken. Nothing reads Redis on a timer. Classic pub/sub
+reaches every subscriber of the Redis, every node of a Redis Cluster included, so a move
+committed through any server wakes its watchers on all of them.
 
 Under gunicorn's gevent worker, whose monkey-patching makes threads and their events
 cooperative, the hub's thread is a greenlet and a watcher costs an :class:`threading.Event`
@@ -20,8 +22,10 @@ it missed.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import importlib
+import json
 import logging
 import os
 import select
@@ -42,6 +46,10 @@ __all__ = ["Hub", "Watch", "stop_all", "stop_on_term"]
 
 _log = logging.getLogger("rummy.live")
 
+KEPT_ENTRIES = 64
+"""Announced log entries a watch keeps until its watcher takes them (more: the oldest are
+dropped, and the watcher reads them from Redis)."""
+
 RETRY_SECONDS = 1.0
 """How long the hub waits before it subscribes again after losing its connection."""
 
@@ -50,16 +58,29 @@ _HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
 
 class Watch:
     """One watcher of one game: :meth:`wait` returns once a commit of the game (or the hub
-    resubscribing, or stopping) has woken it since it last returned."""
+    resubscribing, or stopping) has woken it since it last returned; :meth:`take` gives the
+    log entries the commits announced meanwhile, so that a stream need not read them."""
 
-    __slots__ = ("_event", "game_id")
+    __slots__ = ("_entries", "_event", "game_id")
 
     def __init__(self, game_id: str) -> None:
         self.game_id = game_id
         self._event = threading.Event()
+        self._entries: collections.deque[tuple[int, dict[str, Any]]] = collections.deque(
+            maxlen=KEPT_ENTRIES)
 
-    def wake(self) -> None:
+    def wake(self, entry: tuple[int, dict[str, Any]] | None = None) -> None:
+        if entry is not None:
+            self._entries.append(entry)
         self._event.set()
+
+    def take(self) -> list[tuple[int, dict[str, Any]]]:
+        """The (version, log record) pairs announced since the last take, oldest first
+        (the oldest may have been dropped: the taker checks that none is missing)."""
+        taken = []
+        while self._entries:
+            taken.append(self._entries.popleft())
+        return taken
 
     def wait(self, timeout: float) -> bool:
         """Whether woken within ``timeout`` seconds. The wake is used up: a commit
@@ -216,11 +237,16 @@ class Hub:
             self._watchers.clear()  # a forked child's copies wait on nothing
         threading.Thread(target=self._run, name="live-hub", daemon=True).start()
 
-    def _wake(self, game_id: str) -> None:
+    def _wake(self, game_id: str, version: str, record: bytes) -> None:
         with self._lock:
             watchers = list(self._watchers.get(game_id, ()))
+        if not watchers:
+            return  # a game nobody here watches costs a dictionary lookup
+        entry = None
+        with contextlib.suppress(ValueError):
+            entry = (int(version), json.loads(record))  # once for every watcher
         for watch in watchers:
-            watch.wake()
+            watch.wake(entry)
 
     def _wake_all(self) -> None:
         with self._lock:
@@ -254,8 +280,11 @@ class Hub:
             self._wake_all()  # what was committed before the subscription counted
         elif message["type"] == "message":
             data = message["data"]
-            text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)
-            self._wake(text.partition(" ")[0])
+            raw = data if isinstance(data, bytes) else str(data).encode()
+            game_id, _, rest = raw.partition(b" ")
+            version, _, record = rest.partition(b" ")
+            self._wake(game_id.decode("utf-8", "replace"), version.decode("ascii", "replace"),
+                       record)
 
 
 def green() -> bool:

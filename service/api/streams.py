@@ -27,6 +27,7 @@ import termios
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from flask import Response, current_app, request
 
@@ -34,7 +35,14 @@ from service.api.problems import Problem
 from service.config import Settings
 from service.live import Hub, green
 from service.numbers import natural
-from service.referee import Answer, Forbidden, Referee, Unauthorized, UnknownGame
+from service.referee import (
+    Answer,
+    Forbidden,
+    Referee,
+    Unauthorized,
+    UnknownGame,
+    redacted_entry,
+)
 from service.store import StoreError
 
 PAGE = 200
@@ -197,6 +205,19 @@ def redeem_ticket(referee: Referee, game_id: str, ticket: str) -> int:
 # -- streams ------------------------------------------------------------------------------
 
 
+def announced(taken: list[tuple[int, dict[str, Any]]], last: int,
+              viewer: int | None) -> list[dict[str, Any]] | None:
+    """The entries after version ``last`` that the hub handed a stream (``taken``), as
+    ``viewer`` sees them; None when they do not follow on from ``last`` (none handed, or
+    one dropped): the stream then reads Redis."""
+    fresh = [(version, record) for version, record in taken if version > last]
+    if not fresh:
+        return [] if taken else None
+    if [version for version, _ in fresh] != list(range(last + 1, last + 1 + len(fresh))):
+        return None
+    return [redacted_entry(record, viewer) for _, record in fresh]
+
+
 def _frame(entry: dict[str, object]) -> str:
     return f"id: {entry['version']}\nevent: move\ndata: {json.dumps(entry)}\n\n"
 
@@ -224,8 +245,10 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) 
                 beat = started + settings.sse_heartbeat_seconds
                 yield "retry: 1000\n\n"
                 while not hub.stopping:
-                    with slots.reading:
-                        entries = referee.events(game_id, viewer, last, PAGE)
+                    entries = announced(watch.take(), last, viewer)
+                    if entries is None:  # at the start, after a gap: from Redis
+                        with slots.reading:
+                            entries = referee.events(game_id, viewer, last, PAGE)
                     for entry in entries:
                         if unsent(sock) > settings.sse_max_buffered:
                             return  # a client that does not read

@@ -21,7 +21,15 @@ from .errors import (
     Unauthorized,
     UnknownGame,
 )
-from .games import LOG_ONLY_EVENTS, MAX_ATTEMPTS, VERIFY_CACHE, Answer, Referee, new_game_id
+from .games import (
+    LOG_ONLY_EVENTS,
+    MAX_ATTEMPTS,
+    VERIFY_CACHE,
+    Answer,
+    Referee,
+    new_game_id,
+    redacted_entry,
+)
 from .held import HELD_STATES, HeldStates
 from .meter import UNMETERED, Meter
 
@@ -43,4 +51,5 @@ __all__ = [
     "Unauthorized",
     "UnknownGame",
     "new_game_id",
+    "redacted_entry",
 ]

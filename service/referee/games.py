@@ -76,6 +76,12 @@ class Answer:
     """The stored bytes of a replayed answer (returned byte for byte)."""
 
 
+def redacted_entry(record: Mapping[str, Any], viewer: int | None) -> dict[str, Any]:
+    """A log record as ``viewer`` (a seat, or None for the public) may see it (``record``
+    itself unchanged: the live hub hands one record to many watchers)."""
+    return {**record, "events": [redact_event(e, viewer) for e in record["events"]]}
+
+
 def live_facts(view: Mapping[str, Any]) -> dict[str, Any]:
     """What a log entry and a move's answer tell of the game after it (docs/api.md, "Live
     tables"): its ``version``, ``status`` and ``turn``, as ``view`` (a view of the game
@@ -216,12 +222,7 @@ class Referee:
             records = self.store.log(game_id, after, limit)
         except GameNotFound:
             raise UnknownGame(game_id) from None
-        out = []
-        for _version, raw in records:
-            record = json.loads(raw)
-            record["events"] = [redact_event(e, viewer) for e in record["events"]]
-            out.append(record)
-        return out
+        return [redacted_entry(json.loads(raw), viewer) for _version, raw in records]
 
     def verify(self, game_id: str, before_replay: Callable[[], None] | None = None
                ) -> dict[str, Any]:

@@ -11,7 +11,8 @@ to one Redis Cluster slot and a Lua script may touch them together.
                               version (``<version>:<value>``), expiring with the game
 ``{ns}:alias:<name>``          STRING  the game id a name (a join code) stands for
 ``{ns}:ticket:<ticket>``       STRING  what a stream ticket stands for (one use, 60 s)
-``{ns}:moved``                 pub/sub channel: ``<game id> <version>`` at every commit
+``{ns}:moved``                 pub/sub channel: ``<game id> <version> <log record>`` at
+                              every commit
 """
 
 from __future__ import annotations
@@ -86,8 +87,8 @@ def game_keys(game_id: str, namespace: str = DEFAULT_NAMESPACE) -> GameKeys:
 
 
 def moved_channel(namespace: str = DEFAULT_NAMESPACE) -> str:
-    """The pub/sub channel every commit of the namespace publishes ``<game id> <version>``
-    on (the commit script names it so too)."""
+    """The pub/sub channel every commit of the namespace publishes ``<game id> <version>
+    <log record>`` on (the commit script names it so too)."""
     return f"{namespace}:moved"
 
 

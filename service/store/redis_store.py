@@ -331,7 +331,7 @@ class GameStore:
 
     @property
     def moved_channel(self) -> str:
-        """The channel every commit publishes ``<game id> <version>`` on."""
+        """The channel every commit publishes ``<game id> <version> <log record>`` on."""
         return moved_channel(self._namespace)
 
     def keep_ticket(self, ticket: str, value: bytes, seconds: int) -> None:

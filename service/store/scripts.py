@@ -7,7 +7,8 @@ script touches is declared in KEYS. Idempotency records live in the game's hash 
 commit costs the same however long the game. A record holds its expiry (``e<ms>:``, see
 records.py): an expired one counts as none, is written over when its scope is used again,
 and each commit drops up to two expired ones, oldest first. A commit publishes the game's
-new version on the namespace's channel (``<namespace>:moved``, :mod:`service.live`).
+new version and its log record on the namespace's channel (``<namespace>:moved``,
+:mod:`service.live`).
 
 Every script writes, and none may write while Redis is out of memory: each is sent with
 its flags line where Redis knows flags (lua.py), and each one's first write is a command
@@ -138,9 +139,9 @@ end
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
 -- the game's watchers, on every server sharing this Redis (a Cluster passes it to every
--- node): '<game id> <version>' on '<namespace>:moved' (service.live)
+-- node): '<game id> <version> <log record>' on '<namespace>:moved' (service.live)
 local ns, game = string.match(KEYS[1], '^(.*):{(.*)}:game$')
-redis.call('PUBLISH', ns .. ':moved', game .. ' ' .. v)
+redis.call('PUBLISH', ns .. ':moved', game .. ' ' .. v .. ' ' .. ARGV[3])
 return {0, counts, v}
 """
 

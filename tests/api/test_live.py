@@ -17,7 +17,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service.api.streams import unsent
+from service.api.streams import announced, unsent
 from service.app import create_app
 from service.config import Settings
 from service.live import Hub
@@ -311,3 +311,15 @@ def test_unsent_counts_what_the_client_has_not_read() -> None:
                     sent += writer.send(b"x" * 65536)
             assert 0 < unsent(writer) <= sent  # what the reader's window did not take
     assert unsent(None) == 0
+
+
+def test_announced_entries_are_sent_only_when_they_follow_on() -> None:
+    def record(version: int) -> dict[str, Any]:
+        return {"version": version, "seat": 0, "move": None,
+                "events": [{"type": "discard", "seat": 0, "card": "KD"}]}
+
+    assert announced([], 4, None) is None  # woken without an entry: read Redis
+    assert announced([(3, record(3)), (4, record(4))], 4, 1) == []  # sent already
+    assert announced([(5, record(5)), (6, record(6))], 4, 1) == [record(5), record(6)]
+    assert announced([(6, record(6))], 4, None) is None  # 5 was dropped: read Redis
+    assert announced([(5, record(5)), (7, record(7))], 4, None) is None

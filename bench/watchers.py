@@ -1,0 +1,282 @@
+"""``python3 dev.py bench --watchers N``: live tables at scale (bench/README.md, "Live tables").
+
+One run, one stack (its own redis-server; the service under gunicorn's gevent worker, as
+docs/operations.md, "Live tables", recommends for streams): games are played by mover
+threads (draw, then discard a card of the hand the draw's answer shows), first for
+``seconds`` with no watcher, then for as long again while a separate process holds ``N``
+event streams on those games (4 per game, like the seats of a table). It reports the
+streams held and refused, every event delivered or not, the delivery latency (from the
+moment the move was sent, which is before its commit, to the last byte of its event on a
+watcher: an upper bound), the move latency and throughput with and without the watchers
+(their ratio), and the service's memory and thread count while the streams are held.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import multiprocessing
+import os
+import random
+import resource
+import selectors
+import socket
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench.stack import Stack
+
+WATCHERS_PER_GAME = 4
+MOVERS = 4
+OPEN_BURST = 200
+"""Streams opened at a time, each burst all answered before the next."""
+
+ENV = {"RUMMY_WORKER_CLASS": "gevent", "RUMMY_MAX_CONNECTIONS_PER_ADDRESS": "0",
+       "RUMMY_SSE_PER_ADDRESS": "0", "RUMMY_SSE_PER_SEAT": "0", "RUMMY_RATE_LIMITS": "off",
+       "RUMMY_CREATE_RATE_LIMITS": "off", "RUMMY_SSE_HEARTBEAT_SECONDS": "20",
+       "RUMMY_SSE_MAX_SECONDS": "3600", "RUMMY_LOG_LEVEL": "WARNING"}
+
+
+def _raise_open_files(wanted: int) -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard == resource.RLIM_INFINITY else min(hard, max(soft, wanted))
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def _request(conn: http.client.HTTPConnection, method: str, path: str, token: str | None,
+             body: Any = None) -> tuple[int, Any]:
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    conn.request(method, path, body=None if body is None else json.dumps(body),
+                 headers=headers)
+    resp = conn.getresponse()
+    data = resp.read()
+    return resp.status, json.loads(data) if data else None
+
+
+class Table:
+    """A game the movers play: draw from the stock, discard a random card of the hand."""
+
+    def __init__(self, conn: http.client.HTTPConnection) -> None:
+        status, body = _request(conn, "POST", "/v1/games", None, {
+            "variant": "basic", "players": ["A", "B", "C", "D"],
+            "rules": {"max_stock_rebuilds": None}})
+        assert status == 201, body
+        self.game_id: str = body["game_id"]
+        self.tokens = [s["token"] for s in body["seats"]]
+        self.turn: dict[str, Any] = body["game"]["turn"]
+        self.hand: list[str] = []
+        self.lock = threading.Lock()
+
+    def move(self, conn: http.client.HTTPConnection, rng: random.Random) -> tuple[int, float]:
+        """One move: (its new version, the monotonic time it was sent)."""
+        seat = self.turn["seat"]
+        move: dict[str, Any] = ({"type": "draw", "source": "stock"}
+                                if self.turn["phase"] == "draw"
+                                else {"type": "discard", "card": rng.choice(self.hand)})
+        sent = time.monotonic()
+        status, body = _request(conn, "POST", f"/v1/games/{self.game_id}/moves",
+                                self.tokens[seat], move)
+        assert status == 200, body
+        self.turn, self.hand = body["turn"], body["game"]["hand"]
+        return int(body["version"]), sent
+
+
+def _play(port: int, tables: list[Table], seconds: float) -> dict[str, Any]:
+    """Play ``tables`` with :data:`MOVERS` threads for ``seconds``: move latencies and the
+    send time of each (game, version)."""
+    latencies: list[float] = []
+    sent_at: dict[tuple[str, int], float] = {}
+    end = time.monotonic() + seconds
+    lock = threading.Lock()
+
+    def mover(index: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        rng = random.Random(index)
+        mine = tables[index::MOVERS]
+        own: list[float] = []
+        sends: dict[tuple[str, int], float] = {}
+        while time.monotonic() < end:
+            for table in mine:
+                version, sent = table.move(conn, rng)
+                own.append(time.monotonic() - sent)
+                sends[(table.game_id, version)] = sent
+        conn.close()
+        with lock:
+            latencies.extend(own)
+            sent_at.update(sends)
+
+    threads = [threading.Thread(target=mover, args=(i,)) for i in range(MOVERS)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    took = time.monotonic() - started
+    return {"moves": len(latencies), "seconds": took, "latencies": latencies,
+            "sent_at": sent_at}
+
+
+def _watch(port: int, games: list[str], ready: Any, stop: Any, out: Any) -> None:
+    """The watcher process: hold a stream on each of ``games`` (a game named once per
+    stream), say how many were held and refused, then record when each event arrived."""
+    _raise_open_files(len(games) + 100)
+    selector = selectors.DefaultSelector()
+    held = refused = 0
+    buffers: dict[int, bytearray] = {}
+    game_of: dict[int, str] = {}
+    socks: list[socket.socket] = []
+    for first in range(0, len(games), OPEN_BURST):
+        burst = []
+        for game_id in games[first:first + OPEN_BURST]:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+            sock.sendall(f"GET /v1/games/{game_id}/events HTTP/1.1\r\nHost: b\r\n"
+                         "Accept: text/event-stream\r\n\r\n".encode())
+            burst.append((sock, game_id))
+        for sock, game_id in burst:
+            data = bytearray()
+            while b"retry: 1000" not in data and b"\r\n\r\n{" not in data:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            if data.startswith(b"HTTP/1.1 200") and b"retry: 1000" in data:
+                held += 1
+                sock.setblocking(False)
+                buffers[sock.fileno()] = bytearray()
+                game_of[sock.fileno()] = game_id
+                selector.register(sock, selectors.EVENT_READ)
+                socks.append(sock)
+            else:
+                refused += 1
+                sock.close()
+    ready.send((held, refused))
+    arrivals: list[tuple[str, int, float]] = []
+    while not stop.is_set():
+        for key, _ in selector.select(timeout=0.2):
+            ready_sock: Any = key.fileobj
+            sock = ready_sock
+            now = time.monotonic()
+            try:
+                chunk = sock.recv(65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                selector.unregister(sock)
+                continue
+            buf = buffers[sock.fileno()]
+            buf += chunk
+            while b"\n\n" in buf:
+                frame, _, rest = bytes(buf).partition(b"\n\n")
+                buf[:] = rest
+                for line in frame.split(b"\n"):
+                    if line.startswith(b"id: "):
+                        arrivals.append((game_of[sock.fileno()], int(line[4:]), now))
+    out.send(arrivals)
+    for sock in socks:
+        sock.close()
+
+
+def _service(pid: int) -> dict[str, int]:
+    """Resident memory (KiB) and threads of the gunicorn master and its workers."""
+    rss = threads = 0
+    pids = [pid] + [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    for each in pids:
+        for line in Path(f"/proc/{each}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                rss += int(line.split()[1])
+            elif line.startswith("Threads:"):
+                threads += int(line.split()[1])
+    return {"rss_kib": rss, "threads": threads, "processes": len(pids)}
+
+
+def _pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] if ordered else 0.0
+
+
+def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
+    limit = _raise_open_files(watchers * 2 + 1000)
+    with tempfile.TemporaryDirectory(prefix="rummy-watchers-") as tmp:
+        stack = Stack(Path(tmp), workers=workers, env=ENV)
+        stack.start()
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", stack.port, timeout=30)
+            tables = [Table(conn) for _ in range(max(MOVERS, watchers // WATCHERS_PER_GAME))]
+            conn.close()
+            idle = _service(stack.server_pid)
+            without = _play(stack.port, tables, seconds)
+            games = [t.game_id for t in tables for _ in range(WATCHERS_PER_GAME)][:watchers]
+            ctx = multiprocessing.get_context("spawn")
+            ready_r, ready_w = ctx.Pipe(duplex=False)
+            out_r, out_w = ctx.Pipe(duplex=False)
+            stop = ctx.Event()
+            proc = ctx.Process(target=_watch, args=(stack.port, games, ready_w, stop, out_w))
+            proc.start()
+            held, refused = ready_r.recv()
+            holding = _service(stack.server_pid)
+            with_watchers = _play(stack.port, tables, seconds)
+            time.sleep(2.0)  # the last events on their way
+            stop.set()
+            arrivals: list[tuple[str, int, float]] = out_r.recv()
+            proc.join(timeout=60)
+        finally:
+            stack.stop()
+    per_game = Counter(games)
+    expected = sum(per_game[g] for g, _ in with_watchers["sent_at"])
+    delivered = Counter((g, v) for g, v, _ in arrivals)
+    delays = [t - with_watchers["sent_at"][(g, v)] for g, v, t in arrivals
+              if (g, v) in with_watchers["sent_at"]]
+    missing = sum(max(0, per_game[g] - delivered[(g, v)]) for g, v in with_watchers["sent_at"])
+    rate_without = without["moves"] / without["seconds"]
+    rate_with = with_watchers["moves"] / with_watchers["seconds"]
+    move_p99 = _pct(with_watchers["latencies"], 99)
+    return {
+        "watchers": watchers, "games": len(tables), "open_files_limit": limit,
+        "streams_held": held, "streams_refused": refused,
+        "events_expected": expected, "events_delivered": len(delays),
+        "events_missing": missing,
+        "delivery_ms": {p: round(_pct(delays, q) * 1000, 1)
+                        for p, q in (("p50", 50), ("p99", 99), ("max", 100))},
+        "move_ms_without": {p: round(_pct(without["latencies"], q) * 1000, 1)
+                            for p, q in (("p50", 50), ("p99", 99))},
+        "move_ms_with": {p: round(_pct(with_watchers["latencies"], q) * 1000, 1)
+                         for p, q in (("p50", 50), ("p99", 99))},
+        "moves_per_s_without": round(rate_without, 1),
+        "moves_per_s_with": round(rate_with, 1),
+        "throughput_ratio": round(rate_with / rate_without, 3) if rate_without else 0.0,
+        "delivery_p99_over_move_p99": round(_pct(delays, 99) / move_p99, 2) if move_p99 else 0,
+        "service_idle": idle, "service_holding": holding,
+        "seconds": seconds, "cpus": os.cpu_count(),
+    }
+
+
+def render(result: dict[str, Any]) -> str:
+    r = result
+    return "\n".join([
+        f"watchers: {r['streams_held']} of {r['watchers']} streams held, "
+        f"{r['streams_refused']} refused, on {r['games']} games (gevent workers; "
+        f"open files limit {r['open_files_limit']})",
+        f"events: {r['events_delivered']} of {r['events_expected']} delivered, "
+        f"{r['events_missing']} missing",
+        f"delivery (move sent -> last byte on a watcher): p50 {r['delivery_ms']['p50']} ms, "
+        f"p99 {r['delivery_ms']['p99']} ms, max {r['delivery_ms']['max']} ms; "
+        f"p99 / move p99 = {r['delivery_p99_over_move_p99']}",
+        f"moves without watchers: {r['moves_per_s_without']}/s, p50 "
+        f"{r['move_ms_without']['p50']} ms, p99 {r['move_ms_without']['p99']} ms",
+        f"moves with watchers: {r['moves_per_s_with']}/s, p50 {r['move_ms_with']['p50']} ms, "
+        f"p99 {r['move_ms_with']['p99']} ms; ratio {r['throughput_ratio']}",
+        f"service: {r['service_idle']['rss_kib'] // 1024} MiB, "
+        f"{r['service_idle']['threads']} threads idle; "
+        f"{r['service_holding']['rss_kib'] // 1024} MiB, "
+        f"{r['service_holding']['threads']} threads holding the streams "
+        f"({r['service_holding']['processes']} processes)",
+    ])
