@@ -1,7 +1,8 @@
 """``python3 dev.py bench --watchers N``: live tables at scale (bench/README.md, "Live tables").
 
 One run, one stack (its own redis-server; the service under gunicorn's gevent worker, as
-docs/operations.md, "Live tables", recommends for streams): games are played by mover
+docs/operations.md, "Live tables", recommends for streams; ``RUMMY_WORKER_CLASS=gthread``
+in the environment compares gthread): games are played by mover
 threads (draw, then discard a card of the hand the draw's answer shows), first for
 ``seconds`` with no watcher, then for as long again while a separate process holds ``N``
 event streams on those games (4 per game, like the seats of a table). It reports the
@@ -36,7 +37,8 @@ MOVERS = 4
 OPEN_BURST = 200
 """Streams opened at a time, each burst all answered before the next."""
 
-ENV = {"RUMMY_WORKER_CLASS": "gevent", "RUMMY_MAX_CONNECTIONS_PER_ADDRESS": "0",
+ENV = {"RUMMY_WORKER_CLASS": os.environ.get("RUMMY_WORKER_CLASS", "gevent"),
+       "RUMMY_MAX_CONNECTIONS_PER_ADDRESS": "0",
        "RUMMY_SSE_PER_ADDRESS": "0", "RUMMY_SSE_PER_SEAT": "0", "RUMMY_RATE_LIMITS": "off",
        "RUMMY_CREATE_RATE_LIMITS": "off", "RUMMY_SSE_HEARTBEAT_SECONDS": "20",
        "RUMMY_SSE_MAX_SECONDS": "3600", "RUMMY_LOG_LEVEL": "WARNING"}
@@ -263,7 +265,8 @@ def render(result: dict[str, Any]) -> str:
     r = result
     return "\n".join([
         f"watchers: {r['streams_held']} of {r['watchers']} streams held, "
-        f"{r['streams_refused']} refused, on {r['games']} games (gevent workers; "
+        f"{r['streams_refused']} refused, on {r['games']} games ({ENV['RUMMY_WORKER_CLASS']} "
+        "workers; "
         f"open files limit {r['open_files_limit']})",
         f"events: {r['events_delivered']} of {r['events_expected']} delivered, "
         f"{r['events_missing']} missing",
