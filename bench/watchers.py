@@ -133,23 +133,32 @@ def _watch(port: int, games: list[str], ready: Any, stop: Any, out: Any) -> None
     _raise_open_files(len(games) + 100)
     selector = selectors.DefaultSelector()
     held = refused = 0
+    errors: Counter[str] = Counter()
     buffers: dict[int, bytearray] = {}
     game_of: dict[int, str] = {}
     socks: list[socket.socket] = []
     for first in range(0, len(games), OPEN_BURST):
         burst = []
         for game_id in games[first:first + OPEN_BURST]:
-            sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-            sock.sendall(f"GET /v1/games/{game_id}/events HTTP/1.1\r\nHost: b\r\n"
-                         "Accept: text/event-stream\r\n\r\n".encode())
+            try:
+                sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+                sock.sendall(f"GET /v1/games/{game_id}/events HTTP/1.1\r\nHost: b\r\n"
+                             "Accept: text/event-stream\r\n\r\n".encode())
+            except OSError as exc:
+                errors[type(exc).__name__] += 1
+                refused += 1
+                continue
             burst.append((sock, game_id))
         for sock, game_id in burst:
             data = bytearray()
-            while b"retry: 1000" not in data and b"\r\n\r\n{" not in data:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
+            try:
+                while b"retry: 1000" not in data and b"\r\n\r\n{" not in data:
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+            except OSError as exc:
+                errors[type(exc).__name__] += 1
             if data.startswith(b"HTTP/1.1 200") and b"retry: 1000" in data:
                 held += 1
                 sock.setblocking(False)
@@ -160,7 +169,7 @@ def _watch(port: int, games: list[str], ready: Any, stop: Any, out: Any) -> None
             else:
                 refused += 1
                 sock.close()
-    ready.send((held, refused))
+    ready.send((held, refused, dict(errors)))
     arrivals: list[tuple[str, int, float]] = []
     while not stop.is_set():
         for key, _ in selector.select(timeout=0.2):
@@ -223,7 +232,10 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
             stop = ctx.Event()
             proc = ctx.Process(target=_watch, args=(stack.port, games, ready_w, stop, out_w))
             proc.start()
-            held, refused = ready_r.recv()
+            while not ready_r.poll(1.0):
+                if not proc.is_alive():
+                    raise RuntimeError(f"the watcher process failed (exit {proc.exitcode})")
+            held, refused, open_errors = ready_r.recv()
             holding = _service(stack.server_pid)
             with_watchers = _play(stack.port, tables, seconds)
             time.sleep(2.0)  # the last events on their way
@@ -243,7 +255,7 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
     move_p99 = _pct(with_watchers["latencies"], 99)
     return {
         "watchers": watchers, "games": len(tables), "open_files_limit": limit,
-        "streams_held": held, "streams_refused": refused,
+        "streams_held": held, "streams_refused": refused, "open_errors": open_errors,
         "events_expected": expected, "events_delivered": len(delays),
         "events_missing": missing,
         "delivery_ms": {p: round(_pct(delays, q) * 1000, 1)
@@ -265,8 +277,8 @@ def render(result: dict[str, Any]) -> str:
     r = result
     return "\n".join([
         f"watchers: {r['streams_held']} of {r['watchers']} streams held, "
-        f"{r['streams_refused']} refused, on {r['games']} games ({ENV['RUMMY_WORKER_CLASS']} "
-        "workers; "
+        f"{r['streams_refused']} refused {r['open_errors'] or ''}, on {r['games']} games "
+        f"({ENV['RUMMY_WORKER_CLASS']} workers; "
         f"open files limit {r['open_files_limit']})",
         f"events: {r['events_delivered']} of {r['events_expected']} delivered, "
         f"{r['events_missing']} missing",

@@ -25,6 +25,7 @@ proc_name = "rummy-referee"
 worker_class = _settings.worker_class  # RUMMY_WORKER_CLASS
 workers = _settings.workers
 threads = _settings.threads
+worker_connections = tuning.worker_connections(_settings)  # gevent: its streams and more
 bind = [_settings.bind]
 reuse_port = tuning.reuse_port(_settings)  # a listening socket per worker
 

@@ -76,3 +76,11 @@ def freeze_loaded() -> None:
     runs; with less to scan, each takes about half as long."""
     gc.collect()
     gc.freeze()
+
+
+def worker_connections(settings: Settings) -> int:
+    """gunicorn's ``worker_connections`` (the connections one gevent worker serves at once;
+    gthread workers ignore it): gunicorn's 1000 would leave a worker's event streams
+    (:meth:`~service.config.Settings.green_stream_slots`, 20000 by default) waiting in the
+    listen queue, unanswered, so it is the streams' bound and 1000 more for the rest."""
+    return settings.green_stream_slots() + 1000
