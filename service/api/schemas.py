@@ -809,6 +809,21 @@ class JoinSchema(StrictSchema):
                                                    "lowest open one)"})
 
 
+class RetryHeadersSchema(ma.Schema):
+    """The optional ``Idempotency-Key`` of a join or a rematch."""
+
+    class Meta:
+        unknown = ma.EXCLUDE
+
+    idempotency_key = fields.String(
+        data_key="Idempotency-Key", validate=validate.Regexp(r"^[\x21-\x7e]{1,200}$"),
+        metadata={"description": "retry-safe key: a repeated request with the same key and "
+                                 "body answers as the first did (the same seat and token) and "
+                                 "takes nothing twice; the same key with another body is "
+                                 "refused (422 IDEMPOTENCY_KEY_REUSED); 1-200 visible ASCII "
+                                 "characters"})
+
+
 class JoinPreviewSchema(ma.Schema):
     game_id = fields.String(required=True)
     game = fields.Nested(PublicViewSchema, required=True, metadata={
