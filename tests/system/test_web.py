@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -460,3 +460,190 @@ def test_a_dummy_score_sheet_asks_who_laid_down_their_contract(
     page.locator("#sheet-add").click()
     expect(page.locator(".sheet-totals td")).to_have_text(["0", "65"])  # DUMMY-SCORE
     expect(page.locator(".sheet-hand td small")).to_have_count(2)  # both completed theirs
+
+
+# --- remote players: open seats, join codes, one browser each -----------------------------------
+
+
+RANK_WORDS = {"A": "Ace", "2": "Two", "3": "Three", "4": "Four", "5": "Five", "6": "Six",
+              "7": "Seven", "8": "Eight", "9": "Nine", "T": "Ten", "J": "Jack", "Q": "Queen",
+              "K": "King"}
+SUIT_WORDS = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
+
+
+def card_name(code: str) -> str:
+    """The page's name of a card (cards.js ``cardName``)."""
+    return f"{RANK_WORDS[code[0]]} of {SUIT_WORDS[code[1]]}"
+
+
+class Player:
+    """One browser context (its own storage) on a phone screen, with every request it
+    sends to the API recorded (URL and Authorization header)."""
+
+    def __init__(self, browser: Any, server: Server) -> None:
+        self.context = browser.new_context(viewport=PHONE, device_scale_factor=2,
+                                           is_mobile=True, has_touch=True,
+                                           base_url=server.base_url)
+        self.context.set_default_timeout(TIMEOUT_MS)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.sent: list[tuple[str, str | None]] = []
+        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        self.page.on("request", lambda req: self.sent.append(
+            (req.url, req.headers.get("authorization"))))
+
+    def stored(self) -> dict[str, Any]:
+        games: dict[str, Any] = self.page.evaluate(
+            "() => JSON.parse(localStorage.getItem('rummy-referee.games.v1') || '{}')")
+        return games
+
+    def hand(self) -> list[str]:
+        codes: list[str] = self.page.locator(".hand .card").evaluate_all(
+            "els => els.map(e => e.dataset.code)")
+        return codes
+
+    def shows_none_of(self, cards: list[str]) -> None:
+        """Neither the page (DOM, labels) nor its text names any of ``cards``."""
+        html = self.page.content()
+        for code in cards:
+            assert f'data-code="{code}"' not in html, code
+            assert card_name(code) not in html, code
+
+    def close(self) -> None:
+        self.context.close()
+        assert not self.errors, f"script errors on the page: {self.errors}"
+
+
+@pytest.fixture
+def players(browser: Any, server: Server) -> Iterator[Callable[[], Player]]:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=TIMEOUT_MS)
+    made: list[Player] = []
+
+    def make() -> Player:
+        made.append(Player(browser, server))
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for player in made:
+            player.close()
+
+
+THREE_HANDS = [["7H", "8H", "9H", "TH", "QS", "QD", "QC"],  # Ana: two melds after a draw
+               ["2S", "5S", "8S", "JS", "3D", "6D", "9D"],  # Bo
+               ["AS", "3S", "6S", "9S", "2D", "5D", "8D"]]  # Cy
+
+
+def test_three_browsers_join_by_code_and_play_a_hand_each_seeing_only_its_own_cards(
+        players: Callable[[], Player], server: Server) -> None:
+    """Ana creates a game with two open seats; Bo opens the share link, Cy types the code
+    (lower case, with a blank) in his own browser; the game deals when Cy sits down, and
+    the three play the hand out. No page ever shows another seat's card, and no browser
+    sends another seat's token."""
+    from playwright.sync_api import expect
+
+    deal = arranged_basic(THREE_HANDS, upcard="2C", stock_top=["4C", "5C", "KC"])
+    ana, bo, cy = players(), players(), players()
+
+    page = ana.page
+    page.goto("/play")
+    page.select_option("#variant", "basic")
+    page.get_by_role("button", name="+ Add a player").click()
+    page.get_by_label("Player 1", exact=True).fill("Ana")
+    page.locator("#open-1").check()
+    page.locator("#open-2").check()
+    page.select_option("#dealer", "0")
+    page.get_by_text("House rules").click()
+    page.select_option("#knob-match_end", "deals")
+    page.fill("#knob-match_end-n", "1")
+    page.get_by_text("Arranged deal (optional)").click()
+    page.fill("#deals", json.dumps(deal))
+    page.get_by_role("button", name="Create the game").click()
+    expect(page.locator("#waiting-h")).to_have_text("Waiting for 2 more players")
+    code = page.locator("#join-code").inner_text()
+    assert re.fullmatch(r"[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}", code), code
+    link = page.locator("#join-share").input_value()
+    assert link == f"{server.base_url}/play#join={code}"
+    game_id = game_id_of(page)
+    assert public_view(server, game_id)["status"] == "waiting"
+
+    # Bo opens the link: the preview says what he joins, with the arranged-deal warning
+    bo.page.goto(link)
+    expect(bo.page.locator("#joining-h")).to_have_text("Basic rummy with Ana")
+    expect(bo.page.locator(".warning")).to_contain_text("arranged by its creator")
+    bo.page.fill("#join-name", "Bo")
+    bo.page.get_by_role("button", name="Join the game").click()
+    expect(bo.page.locator("#waiting-h")).to_have_text("Waiting for 1 more player")
+    expect(page.locator("#waiting-h")).to_have_text("Waiting for 1 more player")  # live
+
+    # Cy types the code as he heard it
+    cy.page.goto("/play")
+    cy.page.fill("#join-link", code.lower().replace("-", " "))
+    cy.page.locator("#join-open").click()
+    cy.page.fill("#join-name", "Cy")
+    cy.page.get_by_role("button", name="Join the game").click()
+
+    # dealt: each browser holds its own seat's hand, and only its own
+    for player, seat in ((ana, 0), (bo, 1), (cy, 2)):
+        expect(player.page.locator(".hand .card")).to_have_count(7)
+        assert sorted(player.hand()) == sorted(THREE_HANDS[seat])
+        player.shows_none_of([c for s, h in enumerate(THREE_HANDS) if s != seat for c in h])
+        assert player.page.url.endswith(f"#game={game_id}&seat={seat}")
+    view = public_view(server, game_id)
+    assert view["status"] == "playing" and [s["name"] for s in view["seats"]] == [
+        "Ana", "Bo", "Cy"]
+
+    # Bo (left of the dealer) and Cy draw and throw the card drawn; Ana goes out
+    expect(bo.page.locator(".status")).to_contain_text("Your turn: draw")
+    bo.page.get_by_role("button", name="Draw from stock").click()
+    tap_cards(bo.page, "4C")
+    bo.page.get_by_role("button", name="Discard Four of clubs").click()
+    expect(cy.page.locator(".status")).to_contain_text("Your turn: draw")
+    cy.page.get_by_role("button", name="Draw from stock").click()
+    tap_cards(cy.page, "5C")
+    cy.page.get_by_role("button", name="Discard Five of clubs").click()
+    expect(page.locator(".status")).to_contain_text("Your turn: draw")
+    for player, seat in ((ana, 0), (bo, 1), (cy, 2)):
+        player.shows_none_of([c for s, h in enumerate(THREE_HANDS) if s != seat for c in h])
+    page.get_by_role("button", name="Draw from stock").click()
+    tap_cards(page, "7H", "8H", "9H", "TH")
+    page.locator('[data-fkey="group"]').click()
+    tap_cards(page, "QS", "QD", "QC")
+    page.get_by_role("button", name="Lay down 2 melds").click()
+    tap_cards(page, "KC")
+    page.get_by_role("button", name="Discard King of clubs").click()
+    for player in (ana, bo, cy):
+        dialog = player.page.get_by_role("dialog")
+        expect(dialog).to_contain_text("Hand 1 is over")
+        expect(dialog).to_contain_text("Ana went out")
+        expect(dialog).to_contain_text("Match over — Ana wins")
+    final = public_view(server, game_id)
+    assert final["status"] == "finished" and final["winners"] == [0]
+
+    # each device kept its own seat's token (the creator also the host token), and sent
+    # no other: not in a header, not in a URL
+    tokens = {}
+    for player, seat in ((ana, 0), (bo, 1), (cy, 2)):
+        saved = player.stored()[game_id]
+        assert list(saved["tokens"]) == [str(seat)], saved
+        tokens[seat] = saved["tokens"][str(seat)]
+    host = ana.stored()[game_id]["host"]
+    assert host and "host" not in bo.stored()[game_id] and "host" not in cy.stored()[game_id]
+    for player, seat in ((ana, 0), (bo, 1), (cy, 2)):
+        api_calls = [(url, auth) for url, auth in player.sent if "/v1/" in url]
+        assert any(auth == f"Bearer {tokens[seat]}" for _url, auth in api_calls)
+        for url, auth in api_calls:
+            assert auth in (None, f"Bearer {tokens[seat]}"), (url, auth)
+            assert not any(t in url for t in (*tokens.values(), host)), url
+
+
+def arranged_basic(hands: list[list[str]], upcard: str, stock_top: list[str]
+                   ) -> dict[str, Any]:
+    """A 52-card deal: the hands, the upcard, the stock's top cards, then the rest."""
+    rest = [r + s for s in "SHDC" for r in "A23456789TJQK"]
+    for c in [*(c for h in hands for c in h), upcard, *stock_top]:
+        rest.remove(c)
+    return {"hands": hands, "discard": [upcard], "stock": [*stock_top, *rest]}
