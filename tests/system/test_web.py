@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -647,3 +648,214 @@ def arranged_basic(hands: list[list[str]], upcard: str, stock_top: list[str]
     for c in [*(c for h in hands for c in h), upcard, *stock_top]:
         rest.remove(c)
     return {"hands": hands, "discard": [upcard], "stock": [*stock_top, *rest]}
+
+
+# --- leaving a match, rematch, clocks, pass and play ---------------------------------------------
+
+
+def walkthrough(server: Server, **changes: Any) -> tuple[str, list[str]]:
+    body = json.loads((ROOT / "examples" / "walkthrough-game.json").read_text())
+    body.update(changes)
+    created = create(server, body)
+    return created["game_id"], [seat["token"] for seat in created["seats"]]
+
+
+def test_abort_and_resign_ask_first_and_a_rematch_opens_the_next_match(
+        page: Any, server: Server) -> None:
+    from playwright.sync_api import expect
+
+    game_id, (ana, _bo) = walkthrough(server)
+    page.goto(f"/play#game={game_id}&token={ana}")
+    expect(page.locator(".hand .card")).to_have_count(10)
+    page.get_by_role("button", name="Abort").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("Abort the game?")
+    dialog.get_by_role("button", name="Keep playing").click()  # no: nothing happens
+    expect(dialog).to_have_count(0)
+    assert public_view(server, game_id)["status"] == "playing"
+    page.get_by_role("button", name="Abort").click()
+    page.get_by_role("dialog").get_by_role("button", name="Abort the game").click()
+    expect(page.locator(".status")).to_have_text("This game was called off: no winner.")
+    assert public_view(server, game_id)["status"] == "aborted"
+    expect(page.get_by_role("button", name="Rematch")).to_have_count(0)
+
+    # after the first move there is no abort, only resign
+    game_id, (ana, _bo) = walkthrough(server)
+    page.goto(f"/play#game={game_id}&token={ana}")
+    page.get_by_role("button", name="Draw from stock").click()
+    expect(page.locator(".hand .card")).to_have_count(11)
+    expect(page.get_by_role("button", name="Abort")).to_have_count(0)
+    page.get_by_role("button", name="Resign").click()
+    page.get_by_role("dialog").get_by_role("button", name="Resign").click()
+    expect(page.locator(".status")).to_have_text("Ana resigned. Match over — Bo wins.")
+    old = public_view(server, game_id)
+    assert old["end"] == {"reason": "resigned", "seat": 0} and old["winners"] == [1]
+
+    page.get_by_role("button", name="Rematch").click()
+    expect(page.locator(".hand .card")).to_have_count(10)
+    new_id = game_id_of(page)
+    assert new_id != game_id and public_view(server, game_id)["rematch"] == new_id
+    assert page.url.endswith(f"#game={new_id}&seat=0")
+    new = public_view(server, new_id)
+    assert new["status"] == "playing" and [s["name"] for s in new["seats"]] == ["Ana", "Bo"]
+    saved = page.evaluate("() => JSON.parse(localStorage.getItem('rummy-referee.games.v1'))")
+    assert list(saved[new_id]["tokens"]) == ["0"]
+    assert saved[new_id]["tokens"]["0"].startswith(f"{new_id}.0.")
+
+
+def test_pass_and_play_takes_the_hand_off_the_page_while_the_device_is_handed_over(
+        page: Any, server: Server) -> None:
+    from playwright.sync_api import expect
+
+    game_id, (ana, bo) = walkthrough(server)
+    page.goto(f"/play#game={game_id}&token={ana}")
+    expect(page.locator(".hand .card")).to_have_count(10)
+    page.goto(f"/play#game={game_id}&token={bo}")  # both seats on this device
+    expect(page.locator(".seat-chip.mine")).to_contain_text("Bo")
+    page.get_by_role("button", name=re.compile("^Ana, .*switch to this seat")).click()
+    expect(page.locator(".hand .card")).to_have_count(10)
+    page.get_by_role("button", name="Draw from stock").click()
+    expect(page.locator(".hand .card")).to_have_count(11)
+    ana_hand = [c for c in page.locator(".hand .card").evaluate_all(
+        "els => els.map(e => e.dataset.code)") if c != "KS"]
+    tap_cards(page, "KS")
+    page.get_by_role("button", name="Discard King of spades").click()
+
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("Bo's turn")
+    expect(page.locator(".handover")).to_be_visible()
+    expect(page.locator(".hand .card")).to_have_count(0)
+    html = page.content()
+    for code in ana_hand:  # Ana's cards are nowhere on the page, not even hidden
+        assert f'data-code="{code}"' not in html and card_name(code) not in html, code
+    dialog.get_by_role("button", name="Show Bo's hand").click()
+    expect(page.locator(".hand .card")).to_have_count(10)
+    expect(page.locator(".seat-chip.mine")).to_contain_text("Bo")
+    expect(page.locator(".status")).to_contain_text("Your turn: draw")
+
+
+class InProcess:
+    """The app in this process (werkzeug, a thread per request) on the session Redis, so
+    that a test can move its store's clock (``clock_offset_ms``) instead of waiting."""
+
+    def __init__(self, redis_url: str) -> None:
+        from werkzeug.serving import make_server
+
+        from service.app import create_app
+        from service.config import Settings
+
+        self.app = create_app(Settings(redis_url=redis_url, rate_limits=(),
+                                       create_rate_limits=(), verify_rate_limits=(),
+                                       join_rate_limits=(), sse_heartbeat_seconds=1))
+        self.store = self.app.extensions["referee"].store
+        self.server = make_server("127.0.0.1", 0, self.app, threaded=True)
+        self.base_url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def in_process(redis_server: RedisServer) -> Iterator[InProcess]:
+    started = InProcess(redis_server.url)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def test_the_turn_clock_counts_down_and_the_other_seat_claims_the_match(
+        browser: Any, in_process: InProcess) -> None:
+    from playwright.sync_api import expect
+
+    body = json.loads((ROOT / "examples" / "walkthrough-game.json").read_text())
+    body["rules"]["clock"] = {"turn_seconds": 90}
+    resp = requests.post(f"{in_process.base_url}/v1/games", json=body, timeout=10)
+    assert resp.status_code == 201, resp.text
+    game_id = resp.json()["game_id"]
+    bo = resp.json()["seats"][1]["token"]
+    context = browser.new_context(viewport=PHONE, base_url=in_process.base_url)
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(f"/play#game={game_id}&token={bo}")  # Ana is to draw, on the clock
+        clock = page.locator(".clock-text")
+        expect(clock).to_have_text(re.compile(r"^⏱ Ana: 1:[23]\d left$"))
+        expect(page.get_by_role("button", name="Claim victory")).to_have_count(0)
+
+        in_process.store.clock_offset_ms = 91_000  # the referee's clock: past the deadline
+        page.reload()
+        expect(clock).to_have_text("⏱ Ana's time is up")
+        page.get_by_role("button", name="Claim victory").click()
+        expect(page.locator(".status")).to_have_text("Ana ran out of time. Match over — Bo "
+                                                     "wins (that's you!).")
+        view = requests.get(f"{in_process.base_url}/v1/games/{game_id}", timeout=10).json()
+        assert view["end"] == {"reason": "timeout", "seat": 0} and view["winners"] == [1]
+        expect(clock).to_have_count(0)
+    finally:
+        in_process.store.clock_offset_ms = 0
+        context.close()
+    assert not errors, errors
+
+
+# --- gin rummy at the table ----------------------------------------------------------------------
+
+
+def test_a_gin_hand_passed_knocked_and_laid_out_by_tapping(page: Any, server: Server) -> None:
+    """Both pass the first upcard, Bo draws, puts three melds aside and knocks; Ana (on
+    the same device, handed over) lays out her melds and lays off on Bo's run; the hand's
+    result and each seat's deadwood are shown."""
+    from playwright.sync_api import expect
+
+    from tests.support.gin_game import DEFENDER, KNOCKER, deal
+
+    created = create(server, {"variant": "gin", "players": ["Ana", "Bo"], "dealer": 0,
+                              "rules": {"match_end": {"deals": 1}},
+                              "deals": [deal((DEFENDER, KNOCKER), "JC", ["2C"])]})
+    game_id = created["game_id"]
+    ana, bo = (seat["token"] for seat in created["seats"])
+    page.goto(f"/play#game={game_id}&token={ana}")
+    expect(page.locator(".hand .card")).to_have_count(10)
+    page.goto(f"/play#game={game_id}&token={bo}")
+    expect(page.locator(".status")).to_contain_text("take the upcard J♣ or pass")
+    expect(page.get_by_role("button", name="Draw from stock")).to_have_count(0)
+    page.get_by_role("button", name="Pass").click()
+    page.get_by_role("dialog").get_by_role("button", name="Show Ana's hand").click()
+    expect(page.locator(".status")).to_contain_text("take the upcard J♣ or pass")
+    page.get_by_role("button", name="Pass").click()
+    page.get_by_role("dialog").get_by_role("button", name="Show Bo's hand").click()
+    page.get_by_role("button", name="Draw from stock").click()
+    expect(page.locator(".hand .card")).to_have_count(11)
+
+    tap_cards(page, "AH", "2H", "3H")
+    page.get_by_role("button", name="Put the selected cards aside as one meld to knock with").click()
+    tap_cards(page, "4C", "4D", "4S")
+    page.locator('[data-fkey="group"]').click()
+    tap_cards(page, "7S", "8S", "9S")
+    page.locator('[data-fkey="group"]').click()
+    expect(page.locator(".tray")).to_contain_text("Meld 3")
+    tap_cards(page, "KD")
+    page.get_by_role("button", name="Knock, discarding King of diamonds").click()
+    page.get_by_role("dialog").get_by_role("button", name="Show Ana's hand").click()
+    expect(page.locator(".status")).to_contain_text("Bo knocked with 2 deadwood.")
+    expect(page.locator(".meld")).to_have_count(3)  # Bo's melds, on the table
+
+    tap_cards(page, "7C", "7D", "7H")
+    page.locator('[data-fkey="group"]').click()
+    tap_cards(page, "JS", "QS", "KS")
+    page.locator('[data-fkey="group"]').click()
+    tap_cards(page, "4H", "5H")
+    page.get_by_role("button", name="Lay off 4♥ 5♥ at the high end of m1").click()
+    page.get_by_role("button", name="Lay out 2 melds + 1 lay-off").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("Bo knocked: deadwood 2 against 12.")
+    expect(dialog.locator("tbody tr")).to_have_text([re.compile(r"Ana\s*12\s*0\s*0"),
+                                                     re.compile(r"Bo\s*2\s*10\s*10")])
+    final = public_view(server, game_id)
+    assert final["status"] == "finished" and final["hands_played"][0]["result"] == "knock"
+    assert final["winners"] == [1]
