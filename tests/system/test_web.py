@@ -9,6 +9,13 @@ scores and the match result show at the end), and a Rummy 51 game created throug
 what the joker stands for, a joker is swapped, and the hand is scored. A screenshot of the
 table goes to ``docs/table.png``.
 
+Remote players: three browser contexts (each its own storage) create a game with open
+seats, join it by its link and by its typed code, and play a hand, each page showing only
+its own seat's cards and each sending only its own seat's token. Abort, resign (each asked
+first) and rematch; the turn clock and a claim once it has run out (the app served in this
+process, its store's clock moved forward, no waiting); the hand taken off the page while a
+pass-and-play device is handed over; a gin hand passed, knocked and laid out.
+
 Without Chromium the tests fail (they do not skip): CI installs it with
 ``apt-get install -y chromium``; ``RUMMY_TEST_CHROMIUM`` names another binary.
 """
@@ -128,23 +135,65 @@ def browser() -> Iterator[Any]:
             launched.close()
 
 
+RANK_WORDS = {"A": "Ace", "2": "Two", "3": "Three", "4": "Four", "5": "Five", "6": "Six",
+              "7": "Seven", "8": "Eight", "9": "Nine", "T": "Ten", "J": "Jack", "Q": "Queen",
+              "K": "King"}
+SUIT_WORDS = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
+
+
+def card_name(code: str) -> str:
+    """The page's name of a card (cards.js ``cardName``)."""
+    return f"{RANK_WORDS[code[0]]} of {SUIT_WORDS[code[1]]}"
+
+
+class Player:
+    """One browser context (its own storage) on a phone screen, with every request it
+    sends to the API recorded (URL and Authorization header)."""
+
+    def __init__(self, browser: Any, base_url: str) -> None:
+        self.context = browser.new_context(viewport=PHONE, device_scale_factor=2,
+                                           is_mobile=True, has_touch=True, base_url=base_url)
+        self.context.set_default_timeout(TIMEOUT_MS)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.sent: list[tuple[str, str | None]] = []
+        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        self.page.on("request", lambda req: self.sent.append(
+            (req.url, req.headers.get("authorization"))))
+
+    def stored(self) -> dict[str, Any]:
+        games: dict[str, Any] = self.page.evaluate(
+            "() => JSON.parse(localStorage.getItem('rummy-referee.games.v1') || '{}')")
+        return games
+
+    def hand(self) -> list[str]:
+        codes: list[str] = self.page.locator(".hand .card").evaluate_all(
+            "els => els.map(e => e.dataset.code)")
+        return codes
+
+    def shows_none_of(self, cards: list[str]) -> None:
+        """Neither the page (DOM, labels) nor its text names any of ``cards``."""
+        html = self.page.content()
+        for code in cards:
+            assert f'data-code="{code}"' not in html, code
+            assert card_name(code) not in html, code
+
+    def close(self) -> None:
+        self.context.close()
+        assert not self.errors, f"script errors on the page: {self.errors}"
+
+
 @pytest.fixture
 def page(browser: Any, server: Server) -> Iterator[Any]:
     """A fresh phone-sized page (its own storage); fails the test on any script error."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=TIMEOUT_MS)
-    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
-                                  has_touch=True, base_url=server.base_url)
-    context.set_default_timeout(TIMEOUT_MS)
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    player = Player(browser, server.base_url)
     try:
-        yield opened
+        yield player.page
     finally:
-        context.close()
-    assert not errors, f"script errors on the page: {errors}"
+        player.close()
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -466,55 +515,6 @@ def test_a_dummy_score_sheet_asks_who_laid_down_their_contract(
 # --- remote players: open seats, join codes, one browser each -----------------------------------
 
 
-RANK_WORDS = {"A": "Ace", "2": "Two", "3": "Three", "4": "Four", "5": "Five", "6": "Six",
-              "7": "Seven", "8": "Eight", "9": "Nine", "T": "Ten", "J": "Jack", "Q": "Queen",
-              "K": "King"}
-SUIT_WORDS = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
-
-
-def card_name(code: str) -> str:
-    """The page's name of a card (cards.js ``cardName``)."""
-    return f"{RANK_WORDS[code[0]]} of {SUIT_WORDS[code[1]]}"
-
-
-class Player:
-    """One browser context (its own storage) on a phone screen, with every request it
-    sends to the API recorded (URL and Authorization header)."""
-
-    def __init__(self, browser: Any, server: Server) -> None:
-        self.context = browser.new_context(viewport=PHONE, device_scale_factor=2,
-                                           is_mobile=True, has_touch=True,
-                                           base_url=server.base_url)
-        self.context.set_default_timeout(TIMEOUT_MS)
-        self.page = self.context.new_page()
-        self.errors: list[str] = []
-        self.sent: list[tuple[str, str | None]] = []
-        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-        self.page.on("request", lambda req: self.sent.append(
-            (req.url, req.headers.get("authorization"))))
-
-    def stored(self) -> dict[str, Any]:
-        games: dict[str, Any] = self.page.evaluate(
-            "() => JSON.parse(localStorage.getItem('rummy-referee.games.v1') || '{}')")
-        return games
-
-    def hand(self) -> list[str]:
-        codes: list[str] = self.page.locator(".hand .card").evaluate_all(
-            "els => els.map(e => e.dataset.code)")
-        return codes
-
-    def shows_none_of(self, cards: list[str]) -> None:
-        """Neither the page (DOM, labels) nor its text names any of ``cards``."""
-        html = self.page.content()
-        for code in cards:
-            assert f'data-code="{code}"' not in html, code
-            assert card_name(code) not in html, code
-
-    def close(self) -> None:
-        self.context.close()
-        assert not self.errors, f"script errors on the page: {self.errors}"
-
-
 @pytest.fixture
 def players(browser: Any, server: Server) -> Iterator[Callable[[], Player]]:
     from playwright.sync_api import expect
@@ -523,7 +523,7 @@ def players(browser: Any, server: Server) -> Iterator[Callable[[], Player]]:
     made: list[Player] = []
 
     def make() -> Player:
-        made.append(Player(browser, server))
+        made.append(Player(browser, server.base_url))
         return made[-1]
 
     try:
@@ -777,11 +777,9 @@ def test_the_turn_clock_counts_down_and_the_other_seat_claims_the_match(
     assert resp.status_code == 201, resp.text
     game_id = resp.json()["game_id"]
     bo = resp.json()["seats"][1]["token"]
-    context = browser.new_context(viewport=PHONE, base_url=in_process.base_url)
-    context.set_default_timeout(TIMEOUT_MS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    expect.set_options(timeout=TIMEOUT_MS)
+    player = Player(browser, in_process.base_url)
+    page = player.page
     try:
         page.goto(f"/play#game={game_id}&token={bo}")  # Ana is to draw, on the clock
         clock = page.locator(".clock-text")
@@ -799,8 +797,7 @@ def test_the_turn_clock_counts_down_and_the_other_seat_claims_the_match(
         expect(clock).to_have_count(0)
     finally:
         in_process.store.clock_offset_ms = 0
-        context.close()
-    assert not errors, errors
+        player.close()
 
 
 # --- gin rummy at the table ----------------------------------------------------------------------
