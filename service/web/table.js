@@ -635,7 +635,7 @@ export class Table {
     const v = this.view;
     const sub = [];
     if (v) {
-      sub.push(`Hand ${v.hand_number}`);
+      sub.push(v.status === "waiting" ? "waiting for players" : `Hand ${v.hand_number}`);
       sub.push(matchEndText(v.rules?.match_end));
       if (v.arranged) sub.push("arranged deal");
     }
@@ -668,7 +668,7 @@ export class Table {
       const badges = [];
       if (mine) badges.push(h("span", { class: "badge you" }, "you"));
       if (turn) badges.push(h("span", { class: "badge turn" }, v.turn.phase === "draw" ? "to draw" : "to play"));
-      if (s.seat === v.dealer) badges.push(h("span", { class: "badge dealer", title: "dealer" }, v.seats.length > 3 ? "D" : "dealer"));
+      if (s.seat === v.dealer && v.status !== "waiting") badges.push(h("span", { class: "badge dealer", title: "dealer" }, v.seats.length > 3 ? "D" : "dealer"));
       if (s.opened) badges.push(h("span", { class: "badge ok" }, "opened"));
       if (s.out_of_match) badges.push(h("span", { class: "badge out" }, "out"));
       const contract = s.contract ? h("span", { class: "contract", title: s.contract.text },
