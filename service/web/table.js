@@ -667,7 +667,7 @@ export class Table {
       if (dead !== null && dead !== undefined) bits.push(`deadwood ${dead}`);
       const badges = [];
       if (mine) badges.push(h("span", { class: "badge you" }, "you"));
-      if (turn) badges.push(h("span", { class: "badge turn" }, v.turn.phase === "draw" ? "to draw" : "to play"));
+      if (turn) badges.push(h("span", { class: "badge turn" }, { draw: "to draw", lay_out: "to lay out" }[v.turn.phase] || "to play"));
       if (s.seat === v.dealer && v.status !== "waiting") badges.push(h("span", { class: "badge dealer", title: "dealer" }, v.seats.length > 3 ? "D" : "dealer"));
       if (s.opened) badges.push(h("span", { class: "badge ok" }, "opened"));
       if (s.out_of_match) badges.push(h("span", { class: "badge out" }, "out"));
