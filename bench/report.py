@@ -222,6 +222,16 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
         for kind, st in lm["by_state"].items():
             lines.append(f"    {kind.replace('_', ' ')}: p50 {st['p50_ms']:.2f} ms, "
                          f"p99 {st['p99_ms']:.2f} ms")
+        worst = engine.get("legal_moves_worst_hands", {})
+        if worst:
+            lines.append("  legal_moves, the worst hand of each variant (from cold):")
+        for name, st in worst.items():
+            lines.append(f"    {name.replace('_', ' ')}: p50 {st['p50_ms']:.2f} ms, "
+                         f"p99 {st['p99_ms']:.2f} ms, max {st['max_ms']:.2f} ms "
+                         f"({st['moves_listed_mean']:.1f} moves listed on average)")
+            checks.append((f"legal_moves p99 <= {b['legal_moves_p99_ms_max']:g} ms, "
+                           + name.replace("_", " "),
+                           st["p99_ms"] <= b["legal_moves_p99_ms_max"]))
         lines.append(f"  simulated whole hands (random play): {sim['hands_per_second']:.1f} "
                      f"hands/s, {sim['moves_per_second']:.0f} moves/s")
         lines.append("    " + ", ".join(f"{v} {x['hands_per_second']:.1f}"
