@@ -238,6 +238,13 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
                                         for v, x in sim["by_variant"].items()))
         checks.append((f"legal_moves p99 <= {b['legal_moves_p99_ms_max']:g} ms",
                        lm["p99_ms"] <= b["legal_moves_p99_ms_max"]))
+    if r.get("flat") is not None:
+        from bench.flat import table_text
+
+        lines.append("")
+        lines.extend(table_text(r["flat"]))
+        if r["flat"].get("plot"):
+            lines.append(f"  plotted: {r['flat']['plot']}")
     lines.append("")
     lines.append("Redis memory (MEMORY USAGE)")
     lines.append(f"  4-player rummy51 game mid-hand: {ref['game_bytes']} B for the game "
