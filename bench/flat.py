@@ -208,6 +208,40 @@ def melds_axis(table: _Table, rng: Random) -> dict[str, Any]:
     return _axis(MELDS, play)
 
 
+def match_memory(table: _Table, rng: Random, variant: str = "dummy", players: int = 4
+                 ) -> dict[str, Any]:
+    """A whole match of ``variant`` (Dummy: twelve contracts) played by the benchmark's
+    player: the game's Redis memory (``MEMORY USAGE`` of all its keys) after each hand, with
+    the finished hands' log archived, and what the log's records take as stored."""
+    data = table.client.post("/v1/games", json={
+        "variant": variant, "players": [f"p{i}" for i in range(players)]}).get_json()
+    gid, tokens = data["game_id"], [s["token"] for s in data["seats"]]
+    plan = GamePlan(gid, variant, tokens, data["game"], rng)
+    raw = table.store.client
+    keys = table.store.keys(gid)
+
+    def usage() -> int:
+        return sum(int(raw.memory_usage(k, samples=0) or 0)
+                   for k in (keys.game, keys.idem_order, keys.log, keys.archive))
+
+    by_hand: list[int] = []
+    hand = 1
+    while not plan.finished:
+        table.timed_moves(plan, 1, [], [], [], [])
+        if plan.view["hand_number"] != hand or plan.finished:
+            hand = plan.view["hand_number"]
+            by_hand.append(usage())
+    records = table.store.log(gid)
+    record_bytes = sum(len(r) for _, r in records)
+    return {"variant": variant, "players": players, "hands": len(by_hand),
+            "moves": len(records), "bytes_by_hand": by_hand,
+            "bytes_at_end": by_hand[-1] if by_hand else usage(),
+            "archive_bytes": int(raw.memory_usage(keys.archive, samples=0) or 0),
+            "record_bytes": record_bytes,
+            "archive_bytes_per_move": int(raw.memory_usage(keys.archive, samples=0) or 0)
+            / max(len(records), 1)}
+
+
 def _with_app(run: Callable[[_Table], dict[str, Any]]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="rummy-flat-") as tmp:
         redis = RedisServer(Path(tmp))
@@ -231,7 +265,8 @@ def curves(seed: int = 48) -> dict[str, Any]:
     def run(table: _Table) -> dict[str, Any]:
         gid, tokens, _ = table.create("basic")  # warm up: the first moves of a process
         table.timed_moves(_plan(table, gid, tokens, "basic", rng), 60, [], [], [], [])
-        return {"logged_moves": logged_axis(table, rng), "melds": melds_axis(table, rng)}
+        return {"logged_moves": logged_axis(table, rng), "melds": melds_axis(table, rng),
+                "match_memory": match_memory(table, rng)}
 
     out = _with_app(run)
     for axis in ("logged_moves", "melds"):
@@ -256,6 +291,13 @@ def table_text(figures: dict[str, Any]) -> list[str]:
         lines.append(f"  {label}: last / first point: CPU p50 {r['cpu_ms_p50']:.2f}, "
                      f"latency p50 {r['latency_ms_p50']:.2f}, p99 {r['latency_ms_p99']:.2f}, "
                      f"state bytes {r['state_bytes']:.2f}")
+    m = figures.get("match_memory")
+    if m:
+        lines.append(f"  memory over a whole match ({m['variant']}, {m['players']} players, "
+                     f"{m['hands']} hands, {m['moves']} logged moves): after each hand "
+                     + ", ".join(f"{b / 1024:.1f}" for b in m["bytes_by_hand"]) + " KB; the "
+                     f"archive {m['archive_bytes_per_move']:.0f} B per logged move "
+                     f"({m['record_bytes'] / max(m['moves'], 1):.0f} B per record as written)")
     return lines
 
 
