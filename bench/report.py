@@ -7,12 +7,17 @@ from collections.abc import Iterable
 from typing import Any
 
 BUDGET = {
-    "ratio_min": 0.6,
+    "ratio_min": 0.75,
+    "p99_ratio_max": 1.5,
     "p99_ms_max": 20.0,
     "errors_max": 0,
     "legal_moves_p99_ms_max": 5.0,
     "bytes_per_game_max": 4096,
 }
+"""Issue 48's budget: ratios measured in the same run (moves/s against the ceiling's, the
+moves' p99 against the ceiling's own p99), no errors, ``legal_moves`` on each variant's
+worst hand, a mid-hand game's bytes. ``p99_ms_max`` is the open-loop sweep's latency bound
+(``--rates``) and the closed loop's reference line, not a budget item."""
 
 
 def _at(ordered: list[float], q: float) -> float:
@@ -204,7 +209,8 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
         lines.append(f"  ! {sample}")
     checks: list[tuple[str, bool]] = [
         (f"moves/s >= {b['ratio_min']} x ceiling", r["ratio"] >= b["ratio_min"]),
-        (f"moves p99 <= {b['p99_ms_max']:g} ms", moves["p99_ms"] <= b["p99_ms_max"]),
+        (f"moves p99 <= {b['p99_ratio_max']:g} x ceiling p99",
+         moves["p99_ms"] <= b["p99_ratio_max"] * ceiling["p99_ms"]),
         ("0 errors", sum(phase["errors"] for *_, phase in phases) <= b["errors_max"]),
     ]
     engine = r.get("engine")
