@@ -161,9 +161,10 @@ def _over_maxmemory(info: dict[str, Any]) -> bool:
 
 
 class GameStore:
-    """Games in Redis: one HASH (version, state, idempotency records), one LIST (log), one
-    LIST bounding the idempotency records (the newest ``keep_records`` are kept, each for
-    ``idempotency_ttl_seconds``).
+    """Games in Redis: one HASH (version, state, versions archived, idempotency records),
+    one LIST (the live log), one LIST of compressed chunks of the log archived
+    (:meth:`archive`), one LIST bounding the idempotency records (the newest
+    ``keep_records`` are kept, each for ``idempotency_ttl_seconds``).
 
     Every key gets ``ttl_seconds``; each commit refreshes it on all keys of the game. The
     client must return bytes (``decode_responses=False``); use :func:`make_client` (or
