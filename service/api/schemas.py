@@ -616,6 +616,12 @@ class ProblemSchema(ma.Schema):
                          metadata={"description": "400: each bad field"})
     reasons = fields.List(fields.Nested(ReasonSchema),
                           metadata={"description": "422: every reason when there are several"})
+    policy = fields.String(metadata={"description": "429: the limit's name in the "
+                                                    "RateLimit-Policy header"})
+    limit = fields.String(metadata={"description": "429: the limit, as configured "
+                                                   "(e.g. 120/minute)"})
+    retry_after = fields.Integer(metadata={"description": "429: seconds until the limit's "
+                                                          "window ends (Retry-After)"})
 
 
 def nullable_ref(converter: Any, field: fields.Field[Any], ret: dict[str, Any],

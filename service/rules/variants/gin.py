@@ -120,28 +120,70 @@ def all_melds(cards: Sequence[str]) -> list[tuple[str, ...]]:
 _ARRANGED: Kept[tuple[str, ...], tuple[int, tuple[tuple[str, ...], ...]]] = Kept(4096)
 
 
+def forget_arrangements() -> None:
+    """Drop the arrangements :func:`arrange` keeps (benchmarks time it from cold)."""
+    _ARRANGED.clear()
+
+
 def arrange(cards: Sequence[str]) -> tuple[int, tuple[tuple[str, ...], ...]]:
     """The least deadwood ``cards`` can be left with and melds that leave it (GIN-KNOCK)."""
     key = tuple(sorted(cards))
     return _ARRANGED.get(key, lambda: _arrange(key))
 
 
-def _arrange(cards: tuple[str, ...]) -> tuple[int, tuple[tuple[str, ...], ...]]:
+def _combinations(cards: tuple[str, ...]) -> Iterator[tuple[int, tuple[tuple[str, ...], ...]]]:
+    """Every set of disjoint melds of ``cards`` (a single deck: no card twice), the empty
+    one first, in the order of a depth-first search over :func:`all_melds`: each with the
+    points it melds. Cards are bits of a mask, so a meld fits when its bits are all left."""
+    bit = {c: 1 << i for i, c in enumerate(cards)}
     melds = all_melds(cards)
-    best: list[Any] = [deadwood_of(cards), ()]
+    masks = [sum(bit[c] for c in m) for m in melds]
+    points = [deadwood_of(m) for m in melds]
+    count = len(melds)
 
-    def search(left: frozenset[str], chosen: tuple[tuple[str, ...], ...], start: int) -> None:
-        dead = deadwood_of(list(left))
-        if dead < best[0]:
-            best[0], best[1] = dead, chosen
-        for i in range(start, len(melds)):
-            m = melds[i]
-            if all(c in left for c in m):
-                search(left.difference(m), (*chosen, m), i + 1)
+    def search(left: int, melded: int, chosen: tuple[tuple[str, ...], ...], start: int
+               ) -> Iterator[tuple[int, tuple[tuple[str, ...], ...]]]:
+        yield melded, chosen
+        for i in range(start, count):
+            mask = masks[i]
+            if left & mask == mask:
+                yield from search(left ^ mask, melded + points[i], (*chosen, melds[i]), i + 1)
 
-    search(frozenset(cards), (), 0)
-    chosen: tuple[tuple[str, ...], ...] = best[1]
-    return best[0], tuple(sorted(chosen, key=lambda m: (rank_of(m[0]), m[0][1])))
+    return search((1 << len(cards)) - 1, 0, (), 0)
+
+
+def _in_order(melds: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    return tuple(sorted(melds, key=lambda m: (rank_of(m[0]), m[0][1])))
+
+
+def _arrange(cards: tuple[str, ...]) -> tuple[int, tuple[tuple[str, ...], ...]]:
+    total = deadwood_of(cards)
+    best = total + 1
+    chosen: tuple[tuple[str, ...], ...] = ()
+    for melded, melds in _combinations(cards):
+        if total - melded < best:
+            best, chosen = total - melded, melds
+            if best == 0:
+                break
+    return best, _in_order(chosen)
+
+
+def arrange_discards(cards: Sequence[str]
+                     ) -> dict[str, tuple[int, tuple[tuple[str, ...], ...]]]:
+    """For each card of ``cards``: :func:`arrange` of the others (what a knock discarding
+    it lays out), from one search over the whole hand — the melds without that card, in the
+    same order, are exactly the other cards' melds (the same result as one search each)."""
+    key = tuple(sorted(cards))
+    total = deadwood_of(key)
+    best: dict[str, tuple[int, tuple[tuple[str, ...], ...]]] = {
+        c: (total - card_points(c) + 1, ()) for c in key}
+    for melded, melds in _combinations(key):
+        used = {c for m in melds for c in m}
+        left = total - melded
+        for c in key:
+            if c not in used and left - card_points(c) < best[c][0]:
+                best[c] = (left - card_points(c), melds)
+    return {c: (dead, _in_order(melds)) for c, (dead, melds) in best.items()}
 
 
 def _extends(meld: Sequence[str], card: str) -> tuple[str, ...] | None:
@@ -559,8 +601,9 @@ def _candidates(state: GameState, seat: int) -> Iterator[Move]:
         return
     distinct = sorted(set(hand))
     rules = Rules.of(state.rules)
+    knocks = arrange_discards(hand)
     for card in distinct:
-        dead, melds = arrange([c for c in hand if c != card])
+        dead, melds = knocks[card]
         if dead <= f["limit"]:
             yield Knock(card, tuple(tuple(Piece(c) for c in m) for m in melds))
     if rules.big_gin_bonus > 0:
