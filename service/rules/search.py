@@ -84,7 +84,7 @@ def _set_combos(hand: Sequence[str], shape: MeldShape,
     for cards in by_rank.values():
         pool = sorted(set(cards)) if shape.set_distinct_suits else sorted(cards)
         for size in range(1, min(len(pool), top) + 1):
-            for nat in set(itertools.combinations(pool, size)):
+            for nat in sorted(set(itertools.combinations(pool, size))):
                 for w in range(max(0, 3 - size), min(budget, top - size) + 1):
                     if size + w not in sizes:
                         continue
