@@ -146,7 +146,7 @@ def _arrange(cards: tuple[str, ...]) -> tuple[int, tuple[tuple[str, ...], ...]]:
     return best[0], tuple(sorted(chosen, key=lambda m: (rank_of(m[0]), m[0][1])))
 
 
-def _extends(meld: Sequence[str], card: str) -> tuple[str, ...] | None:
+def extended(meld: Sequence[str], card: str) -> tuple[str, ...] | None:
     """``meld`` with ``card`` laid off on it, or None when it does not fit."""
     if card in meld:
         return None
@@ -180,7 +180,7 @@ def best_lay_out(hand: Sequence[str], table: Sequence[tuple[str, Sequence[str]]]
             result[2] = tuple((mid, cards) for mid, cards in offs.items())
         for idx, (mid, cards) in enumerate(melds):
             for card in left:
-                grown = _extends(cards, card)
+                grown = extended(cards, card)
                 if grown is None:
                     continue
                 more = dict(offs)
@@ -506,12 +506,23 @@ class GinRules(VariantRules):
             p.card for lo in move.lay_offs for p in lo.cards]
         turn.holds(used)
         readings = turn.readings(move.melds) if move.melds else []
-        # lay-offs one card at a time, so that a run may grow card by card
-        offs = [LayOff(lo.meld_id, (p,)) for lo in move.lay_offs for p in lo.cards]
         if readings:
             turn.place_melds(readings)
-        for lo in offs:
-            turn.place_lay_off(turn.laid_off(lo))
+        # lay-offs one card at a time, each as soon as it fits, so that a run may grow
+        # card by card whatever order its cards are sent in (9H then 8H on TH-QH)
+        pending = [LayOff(lo.meld_id, (p,)) for lo in move.lay_offs for p in lo.cards]
+        while pending:
+            for i, lo in enumerate(pending):
+                try:
+                    placed = turn.laid_off(lo)
+                except Violation:
+                    continue
+                turn.place_lay_off(placed)
+                del pending[i]
+                break
+            else:
+                turn.laid_off(pending[0])  # none fits: the first one's refusal
+                raise AssertionError("unreachable: the lay-off was refused")  # pragma: no cover
         dead = deadwood_of(turn.hand)
         f.deadwood[turn.seat] = dead
         turn.events.append({"type": "lay_out", "seat": turn.seat, "deadwood": dead,
