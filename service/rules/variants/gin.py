@@ -351,9 +351,7 @@ class GinRules(VariantRules):
                 raise Violation(Code.STOCK_DRAW_FORBIDDEN, RuleId.GIN_WALL,
                                 N_("the stock is down to its last {n} cards: take the "
                                    "discard to knock with it, or pass"), n=WALL)
-            hand = [*turn.hand, turn.state.discard[-1]]
-            if not any(self._knock_deadwood(turn.rules, hand, c)[0] <= f.limit
-                       for c in set(hand)):
+            if not self._may_knock_with(turn, turn.state.discard[-1]):
                 raise Violation(Code.KNOCK_TOO_HIGH, RuleId.GIN_WALL,
                                 N_("at the wall the discard may only be taken to knock "
                                    "with it, and no knock is possible with it"))
@@ -377,12 +375,17 @@ class GinRules(VariantRules):
         if source == "discard":
             f.upcards_taken += 1
 
-    def _knock_deadwood(self, rules: Rules, hand: Sequence[str], card: str | None
-                        ) -> tuple[int, tuple[tuple[str, ...], ...]]:
-        rest = list(hand)
-        if card is not None:
-            rest.remove(card)
-        return arrange(rest)
+    def _may_knock_with(self, turn: Turn, taken: str) -> bool:
+        """GIN-WALL: whether the hand with the discard ``taken`` can knock: discard a card
+        (not ``taken`` itself unless knob ``discard_taken_card``, GIN-TURN) and keep
+        deadwood within the limit, or go big gin where it is played (GIN-KNOCK)."""
+        hand = [*turn.hand, taken]
+        limit = facts(turn.state).limit
+        if turn.rules.big_gin_bonus > 0 and arrange(hand)[0] == 0:
+            return True
+        return any(arrange([c for c in hand if c != discard])[0] <= limit
+                   for discard in set(turn.hand)) or (
+            turn.rules.discard_taken_card and arrange(turn.hand)[0] <= limit)
 
     def check_discard(self, turn: Turn, move: Discard) -> None:
         s = turn.state
@@ -497,17 +500,17 @@ class GinRules(VariantRules):
         if move.lay_offs and knock.kind != "knock":
             raise Violation(Code.INVALID_LAY_OFF, RuleId.GIN_LAYOFF,
                             N_("no lay-offs on a gin"))
-        for lo in move.lay_offs:
-            target = s.meld(lo.meld_id)
-            if target is not None and target.owner == turn.seat:
-                raise Violation(Code.INVALID_LAY_OFF, RuleId.GIN_LAYOFF,
-                                N_("lay off on the knocker's melds only"))
         used = [p.card for m in move.melds for p in m] + [
             p.card for lo in move.lay_offs for p in lo.cards]
         turn.holds(used)
         readings = turn.readings(move.melds) if move.melds else []
         if readings:
             turn.place_melds(readings)
+        for lo in move.lay_offs:  # the seat's own melds are on the table now
+            target = s.meld(lo.meld_id)
+            if target is not None and target.owner == turn.seat:
+                raise Violation(Code.INVALID_LAY_OFF, RuleId.GIN_LAYOFF,
+                                N_("lay off on the knocker's melds only"))
         # lay-offs one card at a time, each as soon as it fits, so that a run may grow
         # card by card whatever order its cards are sent in (9H then 8H on TH-QH)
         pending = [LayOff(lo.meld_id, (p,)) for lo in move.lay_offs for p in lo.cards]
