@@ -558,10 +558,20 @@ class GinRules(VariantRules):
 
     def score(self, rules: Rules, end: scoring.HandEnd) -> scoring.HandScore:
         """A stateless score (``/v1/scores/hand``): ``went_out`` is the knocker; the hands
-        are what each seat has left unmelded."""
+        are what each seat has left unmelded. A knocker's deadwood above the knock limit
+        (knob ``knock_card``; under Oklahoma, whose upcard is not given, 10) is no knock
+        (GIN-KNOCK): :class:`~service.rules.checks.MissingFact`."""
         if end.went_out is None:
             return scoring.HandScore(counts=[0, 0], scores=[0, 0], flags={"result": "draw"})
         deadwood = [deadwood_of(h) for h in end.hands]
+        limit = 10 if rules.oklahoma else rules.knock_card
+        if deadwood[end.went_out] > limit:
+            from service.rules.checks import MissingFact  # here: checks imports the variants
+
+            raise MissingFact(f"hands.{end.went_out}",
+                              f"the knocker's deadwood {deadwood[end.went_out]} is above the "
+                              f"knock limit {limit} (GIN-KNOCK): hands are the cards each "
+                              "seat left unmelded")
         kind = "gin" if deadwood[end.went_out] == 0 else "knock"
         return score_gin(rules, end.went_out, deadwood, kind)
 
