@@ -11,7 +11,10 @@ are our stock's top cards, in order. None of this needs OpenSpiel installed.
 
 from __future__ import annotations
 
+import ast
+import tomllib
 from collections.abc import Sequence
+from pathlib import Path
 from random import Random
 from typing import Any
 
@@ -386,3 +389,20 @@ def test_oklahoma_ace_up_gin_only() -> None:
     s, events = play(s, 0, lay_out(["2C 3C 4C"]))
     end = hand_end(events)
     assert (end["scores"], end["result"], end["deadwood"]) == ([0, 88], "gin", [63, 0])
+
+
+# -- OpenSpiel is a test dependency only ---------------------------------------------------
+
+
+def test_the_service_never_imports_openspiel() -> None:
+    """``open-spiel`` is in pyproject's ``test`` extra, not among the service's dependencies,
+    and no module of the service imports it."""
+    root = Path(__file__).resolve().parents[2]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert not any(d.startswith("open-spiel") for d in project["dependencies"])
+    assert any(d.startswith("open-spiel") for d in project["optional-dependencies"]["test"])
+    for path in sorted((root / "service").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.split(".")[0] in ("pyspiel", "open_spiel") for n in names), path
