@@ -5,47 +5,32 @@ play in test_gin_scores.py, OpenSpiel's own cases in test_gin_cases.py."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from random import Random
-from typing import Any
 
 import pytest
 
-from service.rules.engine import apply, new_game
-from service.rules.errors import Violation
-from service.rules.moves import move_from_dict
-from service.rules.state import GameState
+from service.rules.engine import new_game
 from service.rules.variants import gin
 from service.rules.views import public_view
 from tests.support.engine import turn_moves
-from tests.support.gin_game import DEFENDER, KNOCK, KNOCKER, UPCARD, deal, melds
-
-
-def game(rules: dict[str, Any] | None = None, hands: Sequence[Sequence[str]] = (DEFENDER,
-                                                                              KNOCKER),
-         upcard: str = UPCARD, stock_top: Sequence[str] = ()) -> GameState:
-    state, _ = new_game("gin", ["d", "n"], {"match_end": {"deals": 1}, **(rules or {})},
-                        dealer=0, deals=[deal(hands, upcard, stock_top)], rng=Random(1))
-    return state
-
-
-def play(state: GameState, seat: int, move: dict[str, Any]
-         ) -> tuple[GameState, list[dict[str, Any]]]:
-    return apply(state, seat, move_from_dict(move), Random(2))
-
-
-def refused(state: GameState, seat: int, move: dict[str, Any]) -> tuple[str, str]:
-    with pytest.raises(Violation) as info:
-        play(state, seat, move)
-    return info.value.code.value, info.value.rule.value
-
-
+from tests.support.gin_game import (
+    DEFENDER,
+    GIN_HAND,
+    KNOCK,
+    KNOCKER,
+    UPCARD,
+    deal,
+    melds,
+    new_hand,
+    play,
+    refused,
+)
 
 
 def test_first_upcard_offer_pass_pass_then_stock() -> None:
     """GIN-FIRST: the non-dealer, then the dealer, may take the upcard or pass; then the
     non-dealer draws from the stock."""
-    s = game()
+    s = new_hand()
     assert s.turn == 1 and public_view(s, "g", 0)["gin"]["upcard_offer"] == 1
     assert refused(s, 1, {"type": "draw", "source": "stock"}) == ("STOCK_DRAW_FORBIDDEN",
                                                                    "GIN-FIRST")
@@ -63,7 +48,7 @@ def test_first_upcard_offer_pass_pass_then_stock() -> None:
 def test_knock_lay_out_with_lay_offs_scores_the_difference() -> None:
     """GIN-KNOCK, GIN-LAYOFF, GIN-SCORE: the knocker keeps 2C (2); the defender lays off
     4H 5H on AH-3H and keeps 3C 9C (12): the knocker scores 10."""
-    s = game()
+    s = new_hand()
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     # the knocker may not lay off; above the limit is refused
     assert refused(s, 1, {**KNOCK, "lay_offs": [{"meld_id": "m1", "cards": ["2C"]}]}) == (
@@ -90,13 +75,10 @@ def test_knock_lay_out_with_lay_offs_scores_the_difference() -> None:
     assert end["deadwood"] == [12, 2] and s.status == "finished" and s.winners == [1]
 
 
-GIN_HAND = ["AH", "2H", "3H", "4C", "4D", "4S", "7S", "8S", "9S", "TS"]
-
-
 def test_gin_scores_the_bonus_and_takes_no_lay_offs() -> None:
     """GIN-TURN: the card taken is not discarded again (default); GIN-LAYOFF: no lay-offs
     on a gin; GIN-SCORE: 25 plus the defender's deadwood (4H 5H 3C 9C: 21)."""
-    s = game(hands=(DEFENDER, GIN_HAND), upcard="KD", stock_top=["QD"])
+    s = new_hand(hands=(DEFENDER, GIN_HAND), upcard="KD", stock_top=["QD"])
     s2, _ = play(s, 1, {"type": "draw", "source": "discard"})
     gin_melds = melds("AH 2H 3H", "4C 4D 4S", "7S 8S 9S TS")
     assert refused(s2, 1, {"type": "knock", "card": "KD", "melds": gin_melds}) == (
@@ -122,7 +104,7 @@ def test_gin_scores_the_bonus_and_takes_no_lay_offs() -> None:
 def test_discard_taken_card_knob_and_the_bounce_draw() -> None:
     """GIN-TURN ``discard_taken_card``: the taken card may go back; both players doing it
     in succession end the hand as a draw."""
-    s = game({"discard_taken_card": True})
+    s = new_hand({"discard_taken_card": True})
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     s, _ = play(s, 1, {"type": "discard", "card": UPCARD})
     s, _ = play(s, 0, {"type": "draw", "source": "discard"})
@@ -142,7 +124,7 @@ def test_discard_taken_card_knob_and_the_bounce_draw() -> None:
 def test_undercut(defender: list[str], on_tie: bool, scores: list[int], result: str) -> None:
     """GIN-SCORE: an undercut scores the difference plus 25 to the defender; knob
     ``undercut_on_tie``."""
-    s = game({"undercut_on_tie": on_tie}, hands=(defender, KNOCKER))
+    s = new_hand({"undercut_on_tie": on_tie}, hands=(defender, KNOCKER))
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     s, _ = play(s, 1, KNOCK)
     s, events = play(s, 0, turn_moves(s, 0)[0])
@@ -194,14 +176,14 @@ def test_wall_taken_discard_must_be_knocked_with() -> None:
 def test_match_end_bonuses_worked_example() -> None:
     """GIN-END with a target of 10: the knock hand's 10 reaches it: + game bonus 100 + one
     box 25 = 135; the loser won no hand: a shutout doubles the winner's total: 270."""
-    s = game({"match_end": {"target": 10}})
+    s = new_hand({"match_end": {"target": 10}})
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     s, _ = play(s, 1, KNOCK)
     s, events = play(s, 0, turn_moves(s, 0)[0])
     end = next(e for e in events if e["type"] == "hand_end")
     assert end["scores"] == [0, 270] and end["shutout"] and end["box_bonus"] == [0, 25]
     assert s.totals == [0, 270] and s.winners == [1] and s.status == "finished"
-    s = game({"match_end": {"target": 10}, "shutout_doubles": False, "game_bonus": 50,
+    s = new_hand({"match_end": {"target": 10}, "shutout_doubles": False, "game_bonus": 50,
               "box_bonus": 20})
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     s, _ = play(s, 1, KNOCK)
@@ -211,7 +193,7 @@ def test_match_end_bonuses_worked_example() -> None:
 
 def test_legal_moves_list_each_knock_with_its_best_arrangement() -> None:
     """legal-moves: the knocks with the least-deadwood melds, then every discard."""
-    s = game()
+    s = new_hand()
     assert [m["type"] for m in turn_moves(s, 1)] == ["pass", "draw"]
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     moves = turn_moves(s, 1)

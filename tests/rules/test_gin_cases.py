@@ -15,22 +15,29 @@ import ast
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from random import Random
 from typing import Any
 
 import pytest
 
 from service.rules.cards import standard_deck
 from service.rules.checks import check_one_meld
-from service.rules.engine import apply, new_game
-from service.rules.errors import Violation
 from service.rules.melds import Piece
-from service.rules.moves import move_from_dict
 from service.rules.state import GameState
 from service.rules.variants import gin
 from service.rules.views import public_view
 from tests.support.engine import turn_moves
-from tests.support.gin_game import deal, melds
+from tests.support.gin_game import (
+    PASS,
+    STOCK,
+    TAKE,
+    hand_end,
+    knock,
+    melds,
+    new_hand,
+    play,
+    plays,
+    refused,
+)
 
 _RANKS = "A23456789TJQK"
 _SUITS = "SCDH"
@@ -49,32 +56,8 @@ def openspiel_game(actions: Sequence[int], draws: Sequence[int] = (),
                    rules: dict[str, Any] | None = None) -> GameState:
     """Our game on OpenSpiel's first 21 chance actions (two hands, the upcard) and the
     cards its stock draws give, in order."""
-    hands = (cards(*actions[:10]), cards(*actions[10:20]))
-    state, _ = new_game("gin", ["p0", "p1"], {"match_end": {"deals": 1}, **(rules or {})},
-                        dealer=1, deals=[deal(hands, card(actions[20]), cards(*draws))],
-                        rng=Random(1))
-    return state
-
-
-def play(state: GameState, seat: int, move: dict[str, Any]
-         ) -> tuple[GameState, list[dict[str, Any]]]:
-    return apply(state, seat, move_from_dict(move), Random(2))
-
-
-def plays(state: GameState, *moves: tuple[int, dict[str, Any]]) -> GameState:
-    for seat, move in moves:
-        state, _ = play(state, seat, move)
-    return state
-
-
-def refused(state: GameState, seat: int, move: dict[str, Any]) -> tuple[str, str]:
-    with pytest.raises(Violation) as info:
-        play(state, seat, move)
-    return info.value.code.value, info.value.rule.value
-
-
-def hand_end(events: list[dict[str, Any]]) -> dict[str, Any]:
-    return next(e for e in events if e["type"] == "hand_end")
+    return new_hand(rules, (cards(*actions[:10]), cards(*actions[10:20])), card(actions[20]),
+                    cards(*draws), dealer=1)
 
 
 def lay_out_deadwood(state: GameState, move: dict[str, Any]) -> int:
@@ -82,15 +65,6 @@ def lay_out_deadwood(state: GameState, move: dict[str, Any]) -> int:
     after, _ = play(state, state.turn, move)
     deadwood: int = after.history[-1]["deadwood"][state.turn]
     return deadwood
-
-
-TAKE = {"type": "draw", "source": "discard"}
-STOCK = {"type": "draw", "source": "stock"}
-PASS = {"type": "pass"}
-
-
-def knock(discard: str, *groups: str) -> dict[str, Any]:
-    return {"type": "knock", "card": discard, "melds": melds(*groups)}
 
 
 def lay_out(groups: Sequence[str], offs: dict[str, str] | None = None) -> dict[str, Any]:

@@ -12,43 +12,36 @@ from typing import Any
 import pytest
 
 from service.rules.cards import standard_deck
-from service.rules.engine import apply, new_game
+from service.rules.engine import apply
 from service.rules.errors import Violation
 from service.rules.moves import move_from_dict
 from service.rules.state import GameState
 from tests.support.engine import turn_moves
-from tests.support.gin_game import DEFENDER, KNOCK, KNOCKER, UPCARD, deal, melds
+from tests.support.gin_game import (
+    DEFENDER,
+    GIN_HAND,
+    GIN_MELDS,
+    KNOCK,
+    KNOCKER,
+    PASS,
+    STOCK,
+    TAKE,
+    UPCARD,
+    knock,
+    melds,
+    new_hand,
+    plays,
+)
 
-GIN_HAND = ["AH", "2H", "3H", "4C", "4D", "4S", "7S", "8S", "9S", "TS"]
-GIN_MELDS = melds("AH 2H 3H", "4C 4D 4S", "7S 8S 9S TS")
 OTHER = ["4H", "5H", "7C", "7D", "7H", "QD", "KD", "QH", "3C", "9C"]
 """Seat 0's hand where seat 1's gin hand draws JS for big gin."""
-TAKE = {"type": "draw", "source": "discard"}
-STOCK = {"type": "draw", "source": "stock"}
-PASS = {"type": "pass"}
-
-
-def game(rules: dict[str, Any] | None = None,
-         hands: Sequence[Sequence[str]] = (DEFENDER, KNOCKER), upcard: str = UPCARD,
-         stock_top: Sequence[str] = ()) -> GameState:
-    state, _ = new_game("gin", ["d", "n"], {"match_end": {"deals": 1}, **(rules or {})},
-                        dealer=0, deals=[deal(hands, upcard, stock_top)], rng=Random(1))
-    return state
-
-
-def plays(state: GameState, *moves: tuple[int, dict[str, Any]]) -> GameState:
-    for seat, move in moves:
-        state, _ = apply(state, seat, move_from_dict(move), Random(2))
-    return state
-
-
 def at_the_wall(hands: Sequence[Sequence[str]], last: str,
                 rules: dict[str, Any] | None = None) -> GameState:
     """GIN-WALL reached with seat 0 to act and ``last`` the discard: both pass the upcard,
     then each draws from the stock and discards what it drew, 29 times (seat 1 last)."""
     used = {*hands[0], *hands[1], UPCARD, last}
     filler = [c for c in standard_deck() if c not in used][:28]
-    s = plays(game(rules, hands, stock_top=[*filler, last]), (1, PASS), (0, PASS))
+    s = plays(new_hand(rules, hands, stock_top=[*filler, last]), (1, PASS), (0, PASS))
     for i in range(29):
         seat = 1 - i % 2
         s = plays(s, (seat, STOCK))
@@ -58,15 +51,15 @@ def at_the_wall(hands: Sequence[Sequence[str]], last: str,
 
 
 def offered() -> GameState:
-    return game()
+    return new_hand()
 
 
 def both_passed() -> GameState:
-    return plays(game(), (1, PASS), (0, PASS))
+    return plays(new_hand(), (1, PASS), (0, PASS))
 
 
 def taken() -> GameState:
-    return plays(game(), (1, TAKE))
+    return plays(new_hand(), (1, TAKE))
 
 
 def drawn() -> GameState:
@@ -78,7 +71,7 @@ def knocked() -> GameState:
 
 
 def gin_knocked() -> GameState:
-    s = game(hands=(DEFENDER, GIN_HAND), upcard="KD", stock_top=["QD"])
+    s = new_hand(hands=(DEFENDER, GIN_HAND), upcard="KD", stock_top=["QD"])
     return plays(s, (1, PASS), (0, PASS), (1, STOCK),
                  (1, {"type": "knock", "card": "QD", "melds": GIN_MELDS}))
 
@@ -95,13 +88,6 @@ def wall_only_by_discarding_it() -> GameState:
     """At the wall with knock limit 5, seat 0's gin hand could knock with KD only by
     discarding KD again."""
     return at_the_wall((GIN_HAND, DEFENDER), "KD", {"knock_card": 5})
-
-
-def knock(card: str | None, *groups: str, **more: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": "knock", "melds": melds(*groups), **more}
-    if card is not None:
-        body["card"] = card
-    return body
 
 
 CASES: list[tuple[str, Callable[[], GameState], int, dict[str, Any], str, str]] = [
@@ -127,7 +113,7 @@ CASES: list[tuple[str, Callable[[], GameState], int, dict[str, Any], str, str]] 
     ("a knock above the limit", taken, 1, knock("KD", "AH 2H 3H"), "KNOCK_TOO_HIGH",
      "GIN-KNOCK"),
     ("a knock above Oklahoma's limit", lambda: plays(  # 2C up: limit 2; 5D kept
-        game({"oklahoma": True}, stock_top=["5D"]), (1, PASS), (0, PASS), (1, STOCK)),
+        new_hand({"oklahoma": True}, stock_top=["5D"]), (1, PASS), (0, PASS), (1, STOCK)),
      1, KNOCK, "KNOCK_TOO_HIGH", "GIN-KNOCK"),
     ("a knock melding a card not held", taken, 1, knock("KD", "AH 2H 3H 4H", "4C 4D 4S",
                                                          "7S 8S 9S"),
@@ -139,14 +125,14 @@ CASES: list[tuple[str, Callable[[], GameState], int, dict[str, Any], str, str]] 
                                                        "7S 8S 2C"),
      "INVALID_MELD", "GIN-PLAYERS"),
     ("a knock whose run wraps round the ace", lambda: plays(
-        game(hands=(DEFENDER, ["QC", "KC", "AC", *KNOCKER[3:]])), (1, TAKE)), 1,
+        new_hand(hands=(DEFENDER, ["QC", "KC", "AC", *KNOCKER[3:]])), (1, TAKE)), 1,
      knock("KD", "QC KC AC", "4C 4D 4S", "7S 8S 9S"), "INVALID_MELD", "GIN-PLAYERS"),
     ("big gin where it is not played", lambda: plays(
-        game(hands=(OTHER, GIN_HAND), upcard="KC", stock_top=["JS"]), (1, PASS), (0, PASS),
+        new_hand(hands=(OTHER, GIN_HAND), upcard="KC", stock_top=["JS"]), (1, PASS), (0, PASS),
         (1, STOCK)), 1, knock(None, "AH 2H 3H", "4C 4D 4S", "7S 8S 9S TS JS"),
      "INVALID_MELD", "GIN-KNOCK"),
     ("big gin short of eleven melded", lambda: plays(
-        game({"big_gin_bonus": 31}, hands=(DEFENDER, GIN_HAND), upcard="KC",
+        new_hand({"big_gin_bonus": 31}, hands=(DEFENDER, GIN_HAND), upcard="KC",
              stock_top=["QD"]), (1, PASS), (0, PASS), (1, STOCK)), 1, knock(
         None, "AH 2H 3H", "4C 4D 4S", "7S 8S 9S TS"), "INVALID_MELD", "GIN-KNOCK"),
     ("a knock before drawing", offered, 1, KNOCK, "WRONG_PHASE", "C-TURN"),
@@ -157,7 +143,7 @@ CASES: list[tuple[str, Callable[[], GameState], int, dict[str, Any], str, str]] 
     ("the knocker laying out", knocked, 1, {"type": "lay_out"}, "NOT_YOUR_TURN", "C-TURN"),
     ("a lay-off on a gin", gin_knocked, 0, {"type": "lay_out", "lay_offs": [
         {"meld_id": "m1", "cards": ["4H"]}]}, "INVALID_LAY_OFF", "GIN-LAYOFF"),
-    ("a lay-off on one's own meld", lambda: plays(game(hands=(
+    ("a lay-off on one's own meld", lambda: plays(new_hand(hands=(
         [*DEFENDER[:-1], "TS"], KNOCKER)), (1, TAKE), (1, KNOCK)), 0, {
         "type": "lay_out", "melds": melds("JS QS KS"),
         "lay_offs": [{"meld_id": "m4", "cards": ["TS"]}]}, "INVALID_LAY_OFF", "GIN-LAYOFF"),
