@@ -5,11 +5,13 @@ play in test_gin_scores.py, OpenSpiel's own cases in test_gin_cases.py."""
 
 from __future__ import annotations
 
+import json
 from random import Random
 
 import pytest
 
 from service.rules.engine import new_game
+from service.rules.state import GameState
 from service.rules.variants import gin
 from service.rules.views import public_view
 from tests.support.engine import turn_moves
@@ -23,6 +25,7 @@ from tests.support.gin_game import (
     melds,
     new_hand,
     play,
+    plays,
     refused,
 )
 
@@ -210,3 +213,19 @@ def test_deadwood_arrangements() -> None:
     assert gin.arrange(["7C", "7D", "7H", "7S", "5S", "6S"])[0] == 0
     assert gin.arrange(["2H", "3H", "4H", "4C", "4D"])[0] == 5  # 4H in one meld only
     assert gin.arrange(["4H", "4C", "4D", "4S", "2H", "3H"])[0] == 0
+
+
+def test_the_hand_facts_round_trip_through_the_stored_document() -> None:
+    """The typed gin facts are stored in ``var`` under ``"gin"`` and read back as they were,
+    from the stored document and from its JSON (a knocked hand, mid lay-out)."""
+    s = plays(new_hand({"oklahoma": True}), (1, {"type": "draw", "source": "discard"}),
+              (1, KNOCK))
+    facts = gin.facts(s)
+    assert isinstance(facts, gin.GinState) and facts.knock == gin.KnockFacts(1, 2, "knock")
+    stored = json.loads(json.dumps(s.to_compact()))
+    assert stored["var"]["gin"]["knock"] == {"seat": 1, "deadwood": 2, "kind": "knock"}
+    back = GameState.from_dict(stored)
+    assert back.variant_state == facts and "gin" not in back.var
+    assert GameState.from_dict(s.to_dict()).variant_state == facts
+    assert public_view(back, "g", 0) == public_view(s, "g", 0)
+    assert turn_moves(back, 0) == turn_moves(s, 0)
