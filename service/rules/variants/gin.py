@@ -558,22 +558,25 @@ class GinRules(VariantRules):
 
     def score(self, rules: Rules, end: scoring.HandEnd) -> scoring.HandScore:
         """A stateless score (``/v1/scores/hand``): ``went_out`` is the knocker; the hands
-        are what each seat has left unmelded. A knocker's deadwood above the knock limit
-        (knob ``knock_card``; under Oklahoma, whose upcard is not given, 10) is no knock
-        (GIN-KNOCK): :class:`~service.rules.checks.MissingFact`."""
+        are what each seat has left unmelded."""
         if end.went_out is None:
             return scoring.HandScore(counts=[0, 0], scores=[0, 0], flags={"result": "draw"})
         deadwood = [deadwood_of(h) for h in end.hands]
-        limit = 10 if rules.oklahoma else rules.knock_card
-        if deadwood[end.went_out] > limit:
-            from service.rules.checks import MissingFact  # here: checks imports the variants
-
-            raise MissingFact(f"hands.{end.went_out}",
-                              f"the knocker's deadwood {deadwood[end.went_out]} is above the "
-                              f"knock limit {limit} (GIN-KNOCK): hands are the cards each "
-                              "seat left unmelded")
         kind = "gin" if deadwood[end.went_out] == 0 else "knock"
         return score_gin(rules, end.went_out, deadwood, kind)
+
+    def hand_problem(self, rules: Rules, end: scoring.HandEnd) -> tuple[str, str] | None:
+        """GIN-KNOCK: a knocker's deadwood above the knock limit (knob ``knock_card``; under
+        Oklahoma, whose upcard a stateless score is not given, 10) is no knock."""
+        if end.went_out is None:
+            return None
+        dead = deadwood_of(end.hands[end.went_out])
+        limit = 10 if rules.oklahoma else rules.knock_card
+        if dead <= limit:
+            return None
+        return (f"hands.{end.went_out}",
+                f"the knocker's deadwood {dead} is above the knock limit {limit} (GIN-KNOCK): "
+                "hands are the cards each seat left unmelded")
 
     def match_winners(self, state: GameState, rules: Rules) -> list[int] | None:
         """GIN-END."""
