@@ -293,6 +293,17 @@ def public_facts(state: GameState) -> dict[str, Any]:
             "deadwood": list(f.deadwood), "upcards_taken": f.upcards_taken}
 
 
+def _reach(state: GameState, lay_off: LayOff) -> int:
+    """How far the card of ``lay_off`` lies beyond the nearer end of its table meld as it
+    stands (1: next to it; 0 for a set, or a meld not on the table)."""
+    target = state.meld(lay_off.meld_id)
+    if target is None or target.kind != "run":
+        return 0
+    ranks = [rank_of(c) for c in target.cards]
+    rank = rank_of(lay_off.cards[0].card)
+    return min(abs(rank - min(ranks)), abs(rank - max(ranks)))
+
+
 # -- the rules -----------------------------------------------------------------------------
 
 
@@ -511,21 +522,11 @@ class GinRules(VariantRules):
             if target is not None and target.owner == turn.seat:
                 raise Violation(Code.INVALID_LAY_OFF, RuleId.GIN_LAYOFF,
                                 N_("lay off on the knocker's melds only"))
-        # lay-offs one card at a time, each as soon as it fits, so that a run may grow
-        # card by card whatever order its cards are sent in (9H then 8H on TH-QH)
-        pending = [LayOff(lo.meld_id, (p,)) for lo in move.lay_offs for p in lo.cards]
-        while pending:
-            for i, lo in enumerate(pending):
-                try:
-                    placed = turn.laid_off(lo)
-                except Violation:
-                    continue
-                turn.place_lay_off(placed)
-                del pending[i]
-                break
-            else:
-                turn.laid_off(pending[0])  # none fits: the first one's refusal
-                raise AssertionError("unreachable: the lay-off was refused")  # pragma: no cover
+        # lay-offs one card at a time, nearest the meld's ends first, so that a run grows
+        # card by card whatever order its cards are sent in (7C 8C on 9C-JC)
+        offs = [LayOff(lo.meld_id, (p,)) for lo in move.lay_offs for p in lo.cards]
+        for lo in sorted(offs, key=lambda lo: _reach(s, lo)):
+            turn.place_lay_off(turn.laid_off(lo))
         dead = deadwood_of(turn.hand)
         f.deadwood[turn.seat] = dead
         turn.events.append({"type": "lay_out", "seat": turn.seat, "deadwood": dead,
