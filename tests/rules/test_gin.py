@@ -6,11 +6,9 @@ play in test_gin_scores.py, OpenSpiel's own cases in test_gin_cases.py."""
 from __future__ import annotations
 
 import json
-from random import Random
 
 import pytest
 
-from service.rules.engine import new_game
 from service.rules.state import GameState
 from service.rules.variants import gin
 from service.rules.views import public_view
@@ -21,7 +19,7 @@ from tests.support.gin_game import (
     KNOCK,
     KNOCKER,
     UPCARD,
-    deal,
+    at_the_wall,
     melds,
     new_hand,
     play,
@@ -138,19 +136,8 @@ def test_undercut(defender: list[str], on_tie: bool, scores: list[int], result: 
 def test_wall_pass_is_a_drawn_hand_and_the_dealer_deals_again() -> None:
     """GIN-WALL: with 2 cards left in the stock, no stock draw; the discard only to knock;
     a pass draws the hand, and the same dealer deals the next."""
-    s, _ = new_game("gin", ["d", "n"], {"match_end": {"deals": 2}}, dealer=0,
-                    deals=[deal((DEFENDER, KNOCKER), UPCARD)], rng=Random(1))
-    s, _ = play(s, 1, {"type": "pass"})
-    s, _ = play(s, 0, {"type": "pass"})
-    while not public_view(s, "g", 0)["gin"]["wall"]:
-        seat = s.turn
-        s, _ = play(s, seat, {"type": "draw", "source": "stock"})
-        s, _ = play(s, seat, {"type": "discard", "card": s.hands[seat][-1]})
-    assert len(s.stock) == 2 and s.turn == 0
-    assert refused(s, 0, {"type": "draw", "source": "stock"}) == ("STOCK_DRAW_FORBIDDEN",
-                                                                   "GIN-WALL")
-    assert refused(s, 0, {"type": "draw", "source": "discard"}) == ("KNOCK_TOO_HIGH",
-                                                                     "GIN-WALL")
+    s = at_the_wall((DEFENDER, KNOCKER), "QC", {"match_end": {"deals": 2}})
+    assert public_view(s, "g", 0)["gin"]["wall"]
     assert [m["type"] for m in turn_moves(s, 0)] == ["pass"]
     s, events = play(s, 0, {"type": "pass"})
     end = next(e for e in events if e["type"] == "hand_end")
@@ -158,19 +145,10 @@ def test_wall_pass_is_a_drawn_hand_and_the_dealer_deals_again() -> None:
     assert s.hand_number == 2 and s.dealer == 0 and s.status == "playing"
 
 
-def test_wall_taken_discard_must_be_knocked_with() -> None:
-    """GIN-WALL: the discard taken at the wall may not simply be discarded."""
-    s, _ = new_game("gin", ["d", "n"], {"match_end": {"deals": 1}}, dealer=0,
-                    deals=[deal((KNOCKER, DEFENDER), UPCARD)], rng=Random(1))
-    s, _ = play(s, 1, {"type": "pass"})
-    s, _ = play(s, 0, {"type": "pass"})
-    while not public_view(s, "g", 0)["gin"]["wall"]:
-        seat = s.turn
-        s, _ = play(s, seat, {"type": "draw", "source": "stock"})
-        s, _ = play(s, seat, {"type": "discard", "card": s.hands[seat][-1]})
-    assert s.turn == 0
-    s, _ = play(s, 0, {"type": "draw", "source": "discard"})
-    assert refused(s, 0, {"type": "discard", "card": "KD"}) == ("MUST_KNOCK", "GIN-WALL")
+def test_wall_taken_discard_is_knocked_with() -> None:
+    """GIN-WALL: the discard taken at the wall is knocked with, and only that."""
+    s = plays(at_the_wall((KNOCKER, DEFENDER), "QC"), (0, {"type": "draw",
+                                                           "source": "discard"}))
     assert {m["type"] for m in turn_moves(s, 0)} == {"knock"}
     s, _ = play(s, 0, turn_moves(s, 0)[0])
     assert s.phase == "lay_out" and s.turn == 1

@@ -5,13 +5,12 @@ gin_game.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from random import Random
 from typing import Any
 
 import pytest
 
-from service.rules.cards import standard_deck
 from service.rules.engine import apply
 from service.rules.errors import Violation
 from service.rules.moves import move_from_dict
@@ -27,6 +26,7 @@ from tests.support.gin_game import (
     STOCK,
     TAKE,
     UPCARD,
+    at_the_wall,
     knock,
     melds,
     new_hand,
@@ -35,21 +35,6 @@ from tests.support.gin_game import (
 
 OTHER = ["4H", "5H", "7C", "7D", "7H", "QD", "KD", "QH", "3C", "9C"]
 """Seat 0's hand where seat 1's gin hand draws JS for big gin."""
-def at_the_wall(hands: Sequence[Sequence[str]], last: str,
-                rules: dict[str, Any] | None = None) -> GameState:
-    """GIN-WALL reached with seat 0 to act and ``last`` the discard: both pass the upcard,
-    then each draws from the stock and discards what it drew, 29 times (seat 1 last)."""
-    used = {*hands[0], *hands[1], UPCARD, last}
-    filler = [c for c in standard_deck() if c not in used][:28]
-    s = plays(new_hand(rules, hands, stock_top=[*filler, last]), (1, PASS), (0, PASS))
-    for i in range(29):
-        seat = 1 - i % 2
-        s = plays(s, (seat, STOCK))
-        s = plays(s, (seat, {"type": "discard", "card": s.hands[seat][-1]}))
-    assert len(s.stock) == 2 and s.turn == 0 and s.discard[-1] == last
-    return s
-
-
 def offered() -> GameState:
     return new_hand()
 

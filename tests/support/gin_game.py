@@ -79,5 +79,20 @@ def refused(state: GameState, seat: int, move: dict[str, Any]) -> tuple[str, str
     return info.value.code.value, info.value.rule.value
 
 
+def at_the_wall(hands: Sequence[Sequence[str]], last: str,
+                rules: dict[str, Any] | None = None) -> GameState:
+    """GIN-WALL reached with seat 0 to act and ``last`` the discard: both pass the upcard,
+    then each draws from the stock and discards what it drew, 29 times (seat 1 last)."""
+    used = {*hands[0], *hands[1], UPCARD, last}
+    filler = [c for c in standard_deck() if c not in used][:28]
+    s = plays(new_hand(rules, hands, stock_top=[*filler, last]), (1, PASS), (0, PASS))
+    for i in range(29):
+        seat = 1 - i % 2
+        s = plays(s, (seat, STOCK))
+        s = plays(s, (seat, {"type": "discard", "card": s.hands[seat][-1]}))
+    assert len(s.stock) == 2 and s.turn == 0 and s.discard[-1] == last
+    return s
+
+
 def hand_end(events: list[dict[str, Any]]) -> dict[str, Any]:
     return next(e for e in events if e["type"] == "hand_end")
