@@ -53,10 +53,11 @@ REQUEST_EXAMPLES: dict[tuple[str, str], dict[str, Any]] = {
     },
     ("post", "/v1/scores/hand"): {
         "basic": _example("Basic rummy: seat 0 went out", {
-            "variant": "basic", "went_out": 0, "hands": [[], ["KS", "10♥", "2c"]]}),
+            "variant": "basic", "went_out": 0, "hands": [[], ["KS", "10♥", "2c"]],
+            "all_at_once": False}),
         "rummy51": _example("Rummy 51: seat 1 went out; seat 0 had opened", {
             "variant": "rummy51", "went_out": 1, "hands": [["QS", "JK"], []],
-            "opened": [True, True]}),
+            "opened": [True, True], "all_at_once": False}),
     },
     ("post", "/v1/scoresheets"): {
         "rummy51": _example("A Rummy 51 sheet for three", {
@@ -65,10 +66,11 @@ REQUEST_EXAMPLES: dict[tuple[str, str], dict[str, Any]] = {
             "variant": "basic", "players": ["Ana", "Bo"]}),
     },
     ("post", "/v1/scoresheets/{sheet_id}/hands"): {
-        "cards": _example("A hand entered as cards (a basic rummy sheet of Ana and Bo)", {
-            "went_out": "Ana", "hands": {"Bo": ["AS", "10♥", "q♠"]},
-            "all_at_once": False}),
-        "points": _example("A hand entered as points", {"points": {"Ana": 0, "Bo": 31}}),
+        "cards": _example("A hand entered as cards (the Rummy 51 sheet of Ana, Bo and Cy)", {
+            "went_out": "Ana", "hands": {"Bo": ["AS", "10♥", "q♠"], "Cy": ["7d", "JK"]},
+            "opened": ["Ana", "Bo"], "all_at_once": False}),
+        "points": _example("A hand entered as points", {
+            "points": {"Ana": 0, "Bo": 31, "Cy": 100}}),
     },
 }
 """Each operation's request body examples, by (method, path)."""

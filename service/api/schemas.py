@@ -309,7 +309,9 @@ class SeatSummarySchema(ma.Schema):
 
 class TurnSchema(ma.Schema):
     seat = fields.Integer(required=True)
-    phase = fields.String(required=True, validate=validate.OneOf(["draw", "play"]))
+    phase = fields.String(required=True, validate=validate.OneOf(["draw", "play", "lay_out"]),
+                          metadata={"description": "gin: `lay_out` after a knock, while the "
+                                                   "other seat lays its cards out (GIN-LAYOFF)"})
     deadline = fields.String(allow_none=True, metadata={
         "format": "date-time",
         "description": "with knob clock: when this turn's time runs out (RFC 3339, UTC, the "
