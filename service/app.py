@@ -124,10 +124,35 @@ def create_app(settings: Settings | None = None) -> Flask:
     _register_referee_errors(app)
     lobby_routes.register(app)
     if settings.cors_origins:
-        CORS(app, origins=list(settings.cors_origins),
-             expose_headers=["ETag", "Location", "Retry-After", "Idempotent-Replayed"],
-             allow_headers=["Authorization", "Content-Type", "If-Match", "Idempotency-Key"])
+        _install_cors(app, settings.cors_origins)
     return app
+
+
+CORS_ALLOW_HEADERS = ("Authorization", "Content-Type", "If-Match", "If-None-Match",
+                      "Idempotency-Key", "X-API-Key", "Last-Event-ID", "Prefer",
+                      "Accept-Language")
+"""The request headers a browser on another origin may send (the preflight allows them)."""
+CORS_EXPOSE_HEADERS = ("ETag", "Location", "Retry-After", "Idempotent-Replayed",
+                       "Content-Language", "RateLimit", "RateLimit-Policy",
+                       "Preference-Applied")
+"""The response headers its scripts may read."""
+CORS_MAX_AGE = 7200
+"""How long a browser may keep a preflight's answer (seconds; Chromium's own cap)."""
+
+
+def _install_cors(app: Flask, origins: tuple[str, ...]) -> None:
+    """CORS for ``origins`` (``RUMMY_CORS_ORIGINS``): ``*`` answers every origin with
+    ``*``; a list answers each listed origin with itself, so every answer then says
+    ``Vary: Origin`` (a cache must not hand one origin's answer to another), whether or not
+    the request had an ``Origin``."""
+    anyone = origins == ("*",)
+    CORS(app, origins=list(origins), send_wildcard=anyone, max_age=CORS_MAX_AGE,
+         expose_headers=list(CORS_EXPOSE_HEADERS), allow_headers=list(CORS_ALLOW_HEADERS))
+    if not anyone:
+        @app.after_request
+        def vary_on_origin(response: Response) -> Response:
+            response.vary.add("Origin")
+            return response
 
 
 class RefereeApi(Api):  # type: ignore[misc]

@@ -73,7 +73,7 @@ def _problem_response(description: str) -> dict[str, Any]:
                 "schema": {"$ref": "#/components/schemas/Problem"}}}}
 
 
-class SurfacePlugin(BasePlugin):  # type: ignore[misc]
+class SurfacePlugin(BasePlugin):
     """apispec plugin (after flask-smorest's): an ``operationId`` on every operation
     (:data:`OPERATION_IDS`), ``429`` on every rate-limited one and ``503`` on every one
     that reads or writes the store, both with ``Retry-After``, and each request body's

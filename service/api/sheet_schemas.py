@@ -13,17 +13,16 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from service.api.schemas import (
+    LENIENT_CARD,
     MAX_NAME,
     MAX_PLAYERS,
     NAME_PATTERN,
-    LENIENT_CARD,
     RulesField,
     StrictBoolean,
     StrictSchema,
     check_variant_and_rules,
 )
 from service.sheets import MAX_CHANGES, MAX_HANDS, MAX_POINTS, QUESTIONS
-
 
 
 class SheetCreateSchema(StrictSchema):
