@@ -91,6 +91,7 @@ def create_app(settings: Settings | None = None) -> Flask:
 
     api = RefereeApi(app, spec_kwargs={"extra_plugins": [openapi.SurfacePlugin()]})
     api.ma_plugin.converter.add_attribute_function(schemas.component_ref)
+    api.ma_plugin.converter.add_attribute_function(schemas.no_null_default)
     api.spec.components.security_scheme(
         "seatToken", {"type": "http", "scheme": "bearer",
                       "description": "a seat token from POST /v1/games or POST /v1/join"})

@@ -104,6 +104,16 @@ class RulesField(fields.Dict):
         super().__init__(keys=fields.String(), **kwargs)
 
 
+def no_null_default(converter: Any, field: fields.Field[Any], ret: dict[str, Any],
+                    **kwargs: Any) -> dict[str, Any]:
+    """apispec attribute function: no ``default: null`` (absent already means null), which
+    generators such as openapi-typescript read as "always present", making an optional
+    field (``dealer``, ``seat``) required in a request body."""
+    if "default" in ret and ret["default"] is None:
+        del ret["default"]
+    return {}
+
+
 def component_ref(converter: Any, field: fields.Field[Any], ret: dict[str, Any],
                   **kwargs: Any) -> dict[str, Any]:
     """apispec attribute function: a field of a class with a ``component`` (cards, meld
