@@ -7,6 +7,7 @@ dicts, so no schema sits on the hot path).
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import replace
 from typing import Any
 
@@ -155,9 +156,42 @@ class QueryInteger(fields.Integer):
         return super()._validated(value)
 
 
+UNKNOWN_FIELD = "Unknown field."
+"""marshmallow's message for a field a strict schema does not take."""
+ALIASES = {"from": "source", "pile": "source", "kind": "type", "action": "type",
+           "move": "type", "meld": "melds", "id": "meld_id", "players_names": "players"}
+"""Field names people try for a field of ours (a close match that difflib cannot see)."""
+
+
+def unknown_field_message(name: str, taken: list[str]) -> str:
+    """What to say of an unknown field ``name`` in an object that takes ``taken``: a close
+    match first (``from`` → ``source``), then every field the object takes."""
+    close = ALIASES.get(name) if ALIASES.get(name) in taken else None
+    if close is None:
+        matches = difflib.get_close_matches(name, taken, n=1, cutoff=0.6)
+        close = matches[0] if matches else None
+    listed = ", ".join(taken)
+    if close is not None:
+        return f"unknown field; did you mean {close!r}? This object takes: {listed}"
+    return f"unknown field; this object takes: {listed}"
+
+
 class StrictSchema(ma.Schema):
+    """A request object: an unknown field is refused, and its error names the fields the
+    object takes (a close match first)."""
+
     class Meta:
         unknown = ma.RAISE
+
+    def handle_error(self, error: ma.ValidationError, data: Any, *, many: bool,
+                     **kwargs: Any) -> None:
+        messages = error.messages
+        if many or not isinstance(messages, dict):
+            return
+        taken = [f.data_key or name for name, f in self.load_fields.items()]
+        for key, value in messages.items():
+            if value == [UNKNOWN_FIELD]:
+                messages[key] = [unknown_field_message(str(key), taken)]
 
 
 # ---------------------------------------------------------------------------------------
