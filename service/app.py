@@ -22,12 +22,12 @@ from service.api import (
     fastpath,
     lobby_routes,
     observe,
-    openapi,
     problems,
     routes,
     schemas,
     security,
     sheet_routes,
+    spec,
     streams,
     web,
 )
@@ -68,12 +68,12 @@ def create_app(settings: Settings | None = None) -> Flask:
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
         API_TITLE="Rummy referee",
         API_VERSION=API_VERSION,
-        OPENAPI_VERSION=openapi.OPENAPI_VERSION,
+        OPENAPI_VERSION=spec.OPENAPI_VERSION,
         OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH="openapi.json",
         OPENAPI_SWAGGER_UI_PATH="/docs",
         OPENAPI_SWAGGER_UI_URL="/docs/static/",
-        API_SPEC_OPTIONS={"info": OPENAPI_INFO, "servers": openapi.SERVERS},
+        API_SPEC_OPTIONS={"info": OPENAPI_INFO, "servers": spec.SERVERS},
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
     observe.configure_logging(settings.log_level, settings.log_format)
@@ -89,7 +89,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         idempotency_ttl_seconds=settings.idempotency_ttl_seconds))
     app.extensions["streams"] = streams.StreamSlots(settings)
 
-    api = RefereeApi(app, spec_kwargs={"extra_plugins": [openapi.SurfacePlugin()]})
+    api = RefereeApi(app, spec_kwargs={"extra_plugins": [spec.SurfacePlugin()]})
     api.ma_plugin.converter.add_attribute_function(schemas.component_ref)
     api.ma_plugin.converter.add_attribute_function(schemas.no_null_default)
     api.spec.components.security_scheme(
