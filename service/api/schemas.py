@@ -7,6 +7,7 @@ dicts, so no schema sits on the hot path).
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import replace
 from typing import Any
 
@@ -31,15 +32,37 @@ NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\
 control characters (a NUL, a line break, an escape); any other text goes."""
 
 
-class CardCode(fields.String):
-    """A card code (C-CARD): ``QS``, ``TH`` (``10H`` accepted), ``JK``; loads canonical."""
+CARD_PATTERN = ("^\\s*([Jj][Kk]|[Jj][Oo][Kk][Ee][Rr]|\U0001f0cf|(10|[AaTtJjQqKk2-9])\\s*"
+                "[SsHhDdCc\u2660\u2664\u2665\u2661\u2666\u2662\u2663\u2667]"
+                "[\ufe0e\ufe0f]?)\\s*$")
+"""The card codes input takes (:func:`service.rules.cards.read_card`)."""
+LENIENT_CARD = ("a card as people write it: rank A 2-10 J Q K (or T) and suit S H D C or "
+                "♠ ♥ ♦ ♣, any letter case (`10♥`, `q♠`, `7d`); `JK` for a joker. Answers "
+                "use the canonical code (`TH`, `QS`, `7D`)")
+CARD_CODE_SPEC: dict[str, Any] = {
+    "type": "string", "pattern": CARD_PATTERN, "example": "QS",
+    "examples": ["QS", "TH", "10h", "q♠", "JK"],
+    "description": "Card code (C-CARD), " + LENIENT_CARD}
+MELD_CARD_SPEC: dict[str, Any] = {
+    "description": "a card in a meld: its code, or a wild with what it stands for",
+    "oneOf": [
+        {"$ref": "#/components/schemas/CardCode"},
+        {"type": "object", "required": ["card"], "additionalProperties": False,
+         "properties": {"card": {"$ref": "#/components/schemas/CardCode"},
+                        "as": {"anyOf": [{"$ref": "#/components/schemas/CardCode"},
+                                         {"type": "null"}],
+                               "description": "what the wild stands for (C-MELD); "
+                                              "null or absent: the referee chooses"}}},
+    ],
+}
 
-    def __init__(self, **kwargs: Any) -> None:
-        metadata = {"description": "Card code: rank A 2-9 T J Q K (or 10) + suit S H D C; "
-                                   "JK for a joker", "example": "QS",
-                    "pattern": "^(JK|(10|[A2-9TJQK])[SHDC])$"}
-        metadata.update(kwargs.pop("metadata", {}))
-        super().__init__(metadata=metadata, **kwargs)
+
+class CardCode(fields.String):
+    """A card code (C-CARD) as people type it (:func:`~service.rules.cards.read_card`:
+    ``QS``, ``10h``, ``q♠``, ``JK``); loads canonical, and a bad one's error quotes it as
+    sent. Documented as the ``CardCode`` component."""
+
+    component = "CardCode"
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
         text = super()._deserialize(value, attr, data, **kwargs)
@@ -50,7 +73,10 @@ class CardCode(fields.String):
 
 
 class MeldCard(fields.Field[Any]):
-    """A card in a meld: a code, or ``{"card": "JK", "as": "QH"}`` declaring a wild."""
+    """A card in a meld: a code, or ``{"card": "JK", "as": "QH"}`` declaring a wild
+    (the ``MeldCard`` component)."""
+
+    component = "MeldCard"
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
         if isinstance(value, str):
@@ -68,16 +94,43 @@ class MeldCard(fields.Field[Any]):
         raise ma.ValidationError('a card code or {"card": ..., "as": ...} is required')
 
 
-MELD_CARD_SPEC = {
-    "oneOf": [
-        {"type": "string", "example": "7H"},
-        {"type": "object", "required": ["card"], "additionalProperties": False,
-         "properties": {"card": {"type": "string", "example": "JK"},
-                        "as": {"type": "string", "example": "QH", "nullable": True,
-                               "description": "what the wild stands for (C-MELD); "
-                                              "null or absent: the referee chooses"}}},
-    ],
-}
+class RulesField(fields.Dict):
+    """A body's knob overrides, documented once as the ``Rules`` component."""
+
+    component = "Rules"
+
+    def __init__(self, **kwargs: Any) -> None:
+        if not kwargs.get("required"):
+            kwargs.setdefault("load_default", dict)
+        super().__init__(keys=fields.String(), **kwargs)
+
+
+def no_null_default(converter: Any, field: fields.Field[Any], ret: dict[str, Any],
+                    **kwargs: Any) -> dict[str, Any]:
+    """apispec attribute function: no ``default: null`` (absent already means null), which
+    generators such as openapi-typescript read as "always present", making an optional
+    field (``dealer``, ``seat``) required in a request body."""
+    if "default" in ret and ret["default"] is None:
+        del ret["default"]
+    return {}
+
+
+def component_ref(converter: Any, field: fields.Field[Any], ret: dict[str, Any],
+                  **kwargs: Any) -> dict[str, Any]:
+    """apispec attribute function: a field of a class with a ``component`` (cards, meld
+    cards, rules) as a ``$ref`` to that component (``anyOf`` it and null when it may be
+    null), keeping the field's own description, so every operation shares one schema
+    (one model in a generated client)."""
+    name = getattr(field, "component", None)
+    if name is None:
+        return {}
+    description = field.metadata.get("description")
+    ret.clear()
+    ref = {"$ref": f"#/components/schemas/{name}"}
+    out: dict[str, Any] = {"anyOf": [ref, {"type": "null"}]} if field.allow_none else ref
+    if description:
+        out["description"] = description
+    return out
 
 
 class StrictBoolean(fields.Boolean):
@@ -103,9 +156,42 @@ class QueryInteger(fields.Integer):
         return super()._validated(value)
 
 
+UNKNOWN_FIELD = "Unknown field."
+"""marshmallow's message for a field a strict schema does not take."""
+ALIASES = {"from": "source", "pile": "source", "kind": "type", "action": "type",
+           "move": "type", "meld": "melds", "id": "meld_id", "players_names": "players"}
+"""Field names people try for a field of ours (a close match that difflib cannot see)."""
+
+
+def unknown_field_message(name: str, taken: list[str]) -> str:
+    """What to say of an unknown field ``name`` in an object that takes ``taken``: a close
+    match first (``from`` → ``source``), then every field the object takes."""
+    close = ALIASES.get(name) if ALIASES.get(name) in taken else None
+    if close is None:
+        matches = difflib.get_close_matches(name, taken, n=1, cutoff=0.6)
+        close = matches[0] if matches else None
+    listed = ", ".join(taken)
+    if close is not None:
+        return f"unknown field; did you mean {close!r}? This object takes: {listed}"
+    return f"unknown field; this object takes: {listed}"
+
+
 class StrictSchema(ma.Schema):
+    """A request object: an unknown field is refused, and its error names the fields the
+    object takes (a close match first)."""
+
     class Meta:
         unknown = ma.RAISE
+
+    def handle_error(self, error: ma.ValidationError, data: Any, *, many: bool,
+                     **kwargs: Any) -> None:
+        messages = error.messages
+        if many or not isinstance(messages, dict):
+            return
+        taken = [f.data_key or name for name, f in self.load_fields.items()]
+        for key, value in messages.items():
+            if value == [UNKNOWN_FIELD]:
+                messages[key] = [unknown_field_message(str(key), taken)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -157,7 +243,7 @@ def _knobs_spec() -> dict[str, Any]:
             if knob.maximum is not None:
                 spec["maximum"] = knob.maximum
             if knob.nullable:
-                spec["nullable"] = True
+                spec["type"] = [spec["type"], "null"]
         elif knob.kind == "int_or_enum":
             spec["oneOf"] = [{"type": "integer", "minimum": knob.minimum,
                               "maximum": knob.maximum},
@@ -169,10 +255,11 @@ def _knobs_spec() -> dict[str, Any]:
                                         "maximum": knob.key_limits(c)[1]}
                                     for c in knob.choices})
             if knob.nullable:
-                spec["nullable"] = True
+                spec["type"] = [spec["type"], "null"]
         props[knob.name] = spec
     return {"type": "object", "additionalProperties": False, "properties": props,
-            "description": "Knob overrides (see GET /v1/variants for each variant's knobs)."}
+            "description": "Knob values: a body's overrides, a view's whole rules (see GET "
+                           "/v1/variants for each variant's knobs)."}
 
 
 def check_variant_and_rules(data: dict[str, Any]) -> None:
@@ -201,7 +288,7 @@ class GameCreateSchema(StrictSchema):
                           metadata={"example": ["Ana", "Bo"], "description": (
                               "the players' names, seat by seat; `null` for an open seat, "
                               "taken with POST /v1/join and the answer's `join_code`")})
-    rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
+    rules = RulesField()
     dealer = fields.Integer(load_default=None, allow_none=True, strict=True,
                             validate=validate.Range(min=0, max=MAX_PLAYERS - 1),
                             metadata={"description": "first dealer's seat (random if absent)"})
@@ -266,7 +353,9 @@ class SeatSummarySchema(ma.Schema):
 
 class TurnSchema(ma.Schema):
     seat = fields.Integer(required=True)
-    phase = fields.String(required=True, validate=validate.OneOf(["draw", "play"]))
+    phase = fields.String(required=True, validate=validate.OneOf(["draw", "play", "lay_out"]),
+                          metadata={"description": "gin: `lay_out` after a knock, while the "
+                                                   "other seat lays its cards out (GIN-LAYOFF)"})
     deadline = fields.String(allow_none=True, metadata={
         "format": "date-time",
         "description": "with knob clock: when this turn's time runs out (RFC 3339, UTC, the "
@@ -329,7 +418,8 @@ class GinFactsSchema(ma.Schema):
 class PublicViewSchema(ma.Schema):
     game_id = fields.String(required=True)
     variant = fields.String(required=True)
-    rules = fields.Dict(required=True)
+    rules = RulesField(required=True, metadata={
+        "description": "every knob's value in this game"})
     status = fields.String(required=True, validate=validate.OneOf(
         ["waiting", "playing", "finished", "aborted"]), metadata={
         "description": "`waiting`: a seat is open, nothing is dealt; `aborted`: cancelled "
@@ -406,7 +496,7 @@ class GameCreatedSchema(ma.Schema):
 
 
 class MeldSpecSchema(StrictSchema):
-    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC), required=True,
+    cards = fields.List(MeldCard(), required=True,
                         validate=validate.Length(min=1, max=30))
 
 
@@ -449,7 +539,7 @@ _ALLOWED_BY_TYPE = {
 
 class LayOffSpecSchema(StrictSchema):
     meld_id = fields.String(required=True, validate=validate.Length(min=1, max=20))
-    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC), required=True,
+    cards = fields.List(MeldCard(), required=True,
                         validate=validate.Length(min=1, max=30))
     end = fields.String(validate=validate.OneOf(["low", "high"]))
 
@@ -465,7 +555,7 @@ class MoveSchema(StrictSchema):
                                                  "new melds (GIN's lay_out may have none)"})
     meld_id = fields.String(validate=validate.Length(min=1, max=20),
                             metadata={"description": "lay_off / swap_joker: the table meld"})
-    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC),
+    cards = fields.List(MeldCard(),
                         validate=validate.Length(min=1, max=30),
                         metadata={"description": "lay_off: cards from hand"})
     end = fields.String(validate=validate.OneOf(["low", "high"]),
@@ -577,7 +667,7 @@ class VariantSchema(ma.Schema):
     min_players = fields.Integer(required=True)
     max_players = fields.Integer(required=True)
     deck_size = fields.Integer(required=True)
-    rules = fields.Dict(required=True, metadata={"description": "the default knob values"})
+    rules = RulesField(required=True, metadata={"description": "the default knob values"})
     knobs = fields.List(fields.Nested(KnobSchema), required=True)
 
 
@@ -599,7 +689,11 @@ class ReasonSchema(ma.Schema):
 
 
 class ProblemSchema(ma.Schema):
-    """RFC 9457 problem details."""
+    """RFC 9457 problem details, with the extension members named here (and room for
+    more: a client keeps what it does not know)."""
+
+    class Meta:
+        unknown = ma.INCLUDE
 
     type = fields.String(required=True)
     title = fields.String(required=True)
@@ -622,23 +716,8 @@ class ProblemSchema(ma.Schema):
                                                    "(e.g. 120/minute)"})
     retry_after = fields.Integer(metadata={"description": "429: seconds until the limit's "
                                                           "window ends (Retry-After)"})
-
-
-def nullable_ref(converter: Any, field: fields.Field[Any], ret: dict[str, Any],
-                 **kwargs: Any) -> dict[str, Any]:
-    """apispec attribute function: a nullable ``Nested`` as ``allOf: [$ref]`` with
-    ``nullable: true`` (OpenAPI 3.0), not apispec's ``anyOf`` of the schema and an empty
-    nullable object, which client generators read as a second, untyped model."""
-    options = ret.get("anyOf")
-    empty = {"type": "object", "nullable": True}
-    if not (field.allow_none and isinstance(options, list) and len(options) == 2
-            and empty in options):
-        return {}
-    ref = options[1 - options.index(empty)]
-    if set(ref) != {"$ref"}:
-        return {}
-    del ret["anyOf"]
-    return {"allOf": [ref], "nullable": True}
+    current_version = fields.Integer(metadata={
+        "description": "412: the version the game or sheet is at now (its `ETag`)"})
 
 
 class HealthSchema(ma.Schema):
@@ -715,8 +794,8 @@ class EventsPageSchema(ma.Schema):
 
 class MeldCheckSchema(StrictSchema):
     variant = fields.String(required=True, validate=validate.OneOf(list(VARIANTS)))
-    rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
-    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC), required=True,
+    rules = RulesField()
+    cards = fields.List(MeldCard(), required=True,
                         validate=validate.Length(min=1, max=30))
 
     @ma.validates_schema(skip_on_field_errors=False)
@@ -751,7 +830,7 @@ class MeldCheckResultSchema(ma.Schema):
 
 class ScoreHandSchema(StrictSchema):
     variant = fields.String(required=True, validate=validate.OneOf(list(VARIANTS)))
-    rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
+    rules = RulesField()
     went_out = fields.Integer(required=True, allow_none=True, strict=True,
                               validate=validate.Range(min=0, max=MAX_PLAYERS - 1))
     hands = fields.List(fields.List(CardCode(), validate=validate.Length(max=120)),
