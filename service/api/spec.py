@@ -58,13 +58,23 @@ EVENT_STREAM = {
 
 RETRY_AFTER = {"description": "seconds to wait before trying again",
                "schema": {"type": "integer", "minimum": 1}}
+RATE_LIMIT = {"description": "what is left of the limit (IETF httpapi RateLimit draft): "
+              '`"requests";r=4;t=60`: 4 requests left, its window ends in 60 s',
+              "schema": {"type": "string"}}
+RATE_LIMIT_POLICY = {"description": "the limits that apply (IETF httpapi RateLimit draft): "
+                     '`"requests";q=5;w=60`: 5 requests a 60 s window',
+                     "schema": {"type": "string"}}
 TOO_MANY_REQUESTS = "TooManyRequests"
 SERVICE_UNAVAILABLE = "ServiceUnavailable"
 
 
-def _problem_response(description: str) -> dict[str, Any]:
+def _problem_response(description: str, *, limited: bool = False) -> dict[str, Any]:
+    headers = {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
+    if limited:
+        headers["RateLimit"] = {"$ref": "#/components/headers/RateLimit"}
+        headers["RateLimit-Policy"] = {"$ref": "#/components/headers/RateLimitPolicy"}
     return {"description": description,
-            "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}},
+            "headers": headers,
             "content": {PROBLEM_MIMETYPE: {
                 "schema": {"$ref": "#/components/schemas/Problem"}}}}
 
@@ -81,8 +91,11 @@ class SurfacePlugin(BasePlugin):
         spec.components.schema("MeldCard", schemas.MELD_CARD_SPEC)
         spec.components.schema("Rules", schemas._knobs_spec())
         spec.components.header("RetryAfter", RETRY_AFTER)
+        spec.components.header("RateLimit", RATE_LIMIT)
+        spec.components.header("RateLimitPolicy", RATE_LIMIT_POLICY)
         spec.components.response(TOO_MANY_REQUESTS, _problem_response(
-            "Too Many Requests: over a rate limit; `Retry-After` says when to try again"))
+            "Too Many Requests: over a rate limit; `Retry-After` says when to try again",
+            limited=True))
         spec.components.response(SERVICE_UNAVAILABLE, _problem_response(
             "Service Unavailable: the game store cannot be reached, is full, or is busy "
             "with this game; `Retry-After` says when to try again"))

@@ -160,6 +160,8 @@ def test_429_and_503_are_documented_with_retry_after(app: Flask) -> None:
             header = resolve(spec, response["headers"]["Retry-After"])
             assert header["schema"]["type"] == "integer"
             assert PROBLEM in response["content"]
+            if status == "429":  # the IETF draft's headers, as every limited answer sends
+                assert {"RateLimit", "RateLimit-Policy"} <= set(response["headers"])
     assert "503" in spec["paths"]["/readyz"]["get"]["responses"]
     assert "429" not in spec["paths"]["/healthz"]["get"]["responses"]
 
