@@ -22,6 +22,7 @@ from service.api import (
     fastpath,
     lobby_routes,
     observe,
+    oneof,
     problems,
     routes,
     schemas,
@@ -88,7 +89,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         idempotency_ttl_seconds=settings.idempotency_ttl_seconds))
     app.extensions["streams"] = streams.StreamSlots(settings)
 
-    api = RefereeApi(app)
+    api = RefereeApi(app, spec_kwargs={"marshmallow_plugin": oneof.OneOfPlugin()})
     api.ma_plugin.converter.add_attribute_function(schemas.nullable_ref)
     api.spec.components.security_scheme(
         "seatToken", {"type": "http", "scheme": "bearer",

@@ -7,16 +7,18 @@ dicts, so no schema sits on the hot path).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from service.api.oneof import Choice, OneOfSchema
 from service.numbers import integer
-from service.rules import CardError, Code
+from service.rules import CardError, Code, moves
 from service.rules.cards import canonical
-from service.rules.moves import MOVE_TYPES
+from service.rules.melds import Piece
 from service.rules.ruleset import Knob, rules_errors
 from service.rules.variants import KNOBS, VARIANTS
 
@@ -405,96 +407,247 @@ class GameCreatedSchema(ma.Schema):
 # Moves
 
 
+MAX_MELD_CARDS = 30
+"""The most cards in one meld or one lay-off."""
+MAX_MELDS = 12
+"""The most new melds (or lay-offs) in one move."""
+MAX_TAKES = 8
+"""The most cards one take_from_meld takes."""
+MELD_ID = validate.Length(min=1, max=20)
+"""A table meld's id, as a move names it."""
+
+
+def _meld_cards(**kwargs: Any) -> fields.List[Any]:
+    return fields.List(MeldCard(metadata=MELD_CARD_SPEC),
+                       validate=validate.Length(min=1, max=MAX_MELD_CARDS), **kwargs)
+
+
 class MeldSpecSchema(StrictSchema):
-    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC), required=True,
-                        validate=validate.Length(min=1, max=30))
+    cards = _meld_cards(required=True)
 
 
 class TakeSchema(StrictSchema):
-    meld_id = fields.String(required=True, validate=validate.Length(min=1, max=20))
+    meld_id = fields.String(required=True, validate=MELD_ID)
     card = CardCode(required=True)
 
 
-_REQUIRED_BY_TYPE = {
-    "draw": ("source",),
-    "meld": ("melds",),
-    "lay_off": ("meld_id", "cards"),
-    "swap_joker": ("meld_id", "card"),
-    "take_from_meld": ("take", "melds"),
-    "discard": ("card",),
-    "cut_in": (),
-    "resign": (),
-    "abort": (),
-    "claim_timeout": (),
-    "pass": (),
-    "knock": ("melds",),
-    "lay_out": (),
-}
-_ALLOWED_BY_TYPE = {
-    "draw": {"source"},
-    "meld": {"melds", "lay_offs"},
-    "lay_off": {"meld_id", "cards", "end"},
-    "swap_joker": {"meld_id", "card"},
-    "take_from_meld": {"take", "melds"},
-    "discard": {"card", "announce"},
-    "cut_in": set(),
-    "resign": set(),
-    "abort": set(),
-    "claim_timeout": set(),
-    "pass": set(),
-    "knock": {"card", "melds", "lay_offs"},
-    "lay_out": {"melds", "lay_offs"},
-}
-
-
 class LayOffSpecSchema(StrictSchema):
-    meld_id = fields.String(required=True, validate=validate.Length(min=1, max=20))
-    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC), required=True,
-                        validate=validate.Length(min=1, max=30))
+    meld_id = fields.String(required=True, validate=MELD_ID)
+    cards = _meld_cards(required=True)
     end = fields.String(validate=validate.OneOf(["low", "high"]))
 
 
-class MoveSchema(StrictSchema):
-    """A proposed move; which fields it needs depends on ``type`` (docs/api.md "Moves")."""
+def pieces(cards: list[Any]) -> tuple[Piece, ...]:
+    """Loaded meld cards (codes, or ``{"card", "as"}``) as the engine's pieces."""
+    return tuple(Piece(c) if isinstance(c, str) else Piece(c["card"], c.get("as"))
+                 for c in cards)
 
-    type = fields.String(required=True, validate=validate.OneOf(MOVE_TYPES))
-    source = fields.String(validate=validate.OneOf(["stock", "discard"]),
-                           metadata={"description": "draw: where from"})
-    melds = fields.List(fields.Nested(MeldSpecSchema), validate=validate.Length(max=12),
-                        metadata={"description": "meld / take_from_meld / knock / lay_out: "
-                                                 "new melds (GIN's lay_out may have none)"})
-    meld_id = fields.String(validate=validate.Length(min=1, max=20),
-                            metadata={"description": "lay_off / swap_joker: the table meld"})
-    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC),
-                        validate=validate.Length(min=1, max=30),
-                        metadata={"description": "lay_off: cards from hand"})
+
+def _melds(data: dict[str, Any]) -> tuple[tuple[Piece, ...], ...]:
+    return tuple(pieces(m["cards"]) for m in data.get("melds", ()))
+
+
+def _lay_off(data: dict[str, Any]) -> moves.LayOff:
+    return moves.LayOff(data["meld_id"], pieces(data["cards"]), data.get("end"))
+
+
+def _lay_offs(data: dict[str, Any]) -> tuple[moves.LayOff, ...]:
+    return tuple(_lay_off(lo) for lo in data.get("lay_offs", ()))
+
+
+class TypedMoveSchema(StrictSchema, Choice):
+    """One type of move: exactly its fields, each required where the type requires it; it
+    loads as the engine's move (:meth:`make`)."""
+
+    KIND = ""
+    """The move's ``type``."""
+
+    @ma.post_load
+    def _move(self, data: dict[str, Any], **kwargs: Any) -> moves.Move:
+        return self.make(data)
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        """The engine's move from this schema's loaded fields (or from a body the fast
+        path, :mod:`service.api.fastpath`, found the schema would load unchanged)."""
+        raise NotImplementedError
+
+
+def _kind(kind: str) -> fields.String:
+    return fields.String(required=True, validate=validate.OneOf([kind]))
+
+
+def _required(kind: str) -> dict[str, Any]:
+    return {"required": True, "error_messages": {"required": f"required for a {kind} move"}}
+
+
+def _source(kind: str) -> fields.String:
+    return fields.String(validate=validate.OneOf(["stock", "discard"]), **_required(kind),
+                         metadata={"description": "where from"})
+
+
+def _new_melds(*, at_least_one: bool = True, **kwargs: Any) -> fields.List[Any]:
+    checks = [validate.Length(max=MAX_MELDS)]
+    if at_least_one:
+        checks.append(validate.Length(min=1, error="a non-empty list of melds is required"))
+    return fields.List(fields.Nested(MeldSpecSchema), validate=checks, **kwargs)
+
+
+def _table_meld(kind: str, description: str) -> fields.String:
+    return fields.String(validate=MELD_ID, **_required(kind),
+                         metadata={"description": description})
+
+
+def _lay_offs_field(description: str) -> fields.List[Any]:
+    return fields.List(fields.Nested(LayOffSpecSchema), validate=validate.Length(max=MAX_MELDS),
+                       metadata={"description": description})
+
+
+LAY_OFFS_AFTER = ("lay-offs on melds already on the table, made after the new melds in the "
+                  "same action (they count toward an opening, R51-OPEN)")
+
+
+class DrawMoveSchema(TypedMoveSchema):
+    """Take the top card of the stock or of the discard pile (C-TURN)."""
+
+    KIND = "draw"
+    type = _kind(KIND)
+    source = _source(KIND)
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.Draw(data["source"])
+
+
+class MeldMoveSchema(TypedMoveSchema):
+    """Put new melds on the table, then optionally lay off on melds already there."""
+
+    KIND = "meld"
+    type = _kind(KIND)
+    melds = _new_melds(**_required(KIND), metadata={"description": "the new melds"})
+    lay_offs = _lay_offs_field(LAY_OFFS_AFTER)
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.MeldMove(_melds(data), _lay_offs(data))
+
+
+class LayOffMoveSchema(TypedMoveSchema):
+    """Add cards from hand to a meld on the table (C-LAYOFF)."""
+
+    KIND = "lay_off"
+    type = _kind(KIND)
+    meld_id = _table_meld(KIND, "the table meld")
+    cards = _meld_cards(**_required(KIND), metadata={"description": "cards from hand"})
     end = fields.String(validate=validate.OneOf(["low", "high"]),
-                        metadata={"description": "lay_off: which end of a run"})
-    card = CardCode(metadata={"description": "discard / swap_joker / knock: the card "
-                                             "(knock without it: big gin, GIN-KNOCK)"})
-    announce = StrictBoolean(metadata={"description": "discard: last-card call (R51-LAST)"})
-    take = fields.List(fields.Nested(TakeSchema), validate=validate.Length(min=1, max=8),
-                       metadata={"description": "take_from_meld: cards taken from melds"})
-    lay_offs = fields.List(fields.Nested(LayOffSpecSchema),
-                           validate=validate.Length(max=12),
-                           metadata={"description": "meld: lay-offs on melds already on the "
-                                                    "table, made after the new melds in the "
-                                                    "same action (they count toward an "
-                                                    "opening, R51-OPEN)"})
+                        metadata={"description": "which end of a run"})
 
-    @ma.validates_schema
-    def _fields_for_type(self, data: dict[str, Any], **kwargs: Any) -> None:
-        kind = data.get("type")
-        if kind not in _REQUIRED_BY_TYPE:
-            return
-        errors: dict[str, list[str]] = {}
-        for name in _REQUIRED_BY_TYPE[kind]:
-            if name not in data:
-                errors[name] = [f"required for a {kind} move"]
-        for name in set(data) - _ALLOWED_BY_TYPE[kind] - {"type"}:
-            errors[name] = [f"not a field of a {kind} move"]
-        if errors:
-            raise ma.ValidationError(errors)
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return _lay_off(data)
+
+
+class SwapJokerMoveSchema(TypedMoveSchema):
+    """Replace a melded joker with the card it stands for (R51-SWAP, WROTHAM-SWAP)."""
+
+    KIND = "swap_joker"
+    type = _kind(KIND)
+    meld_id = _table_meld(KIND, "the table meld holding the joker")
+    card = CardCode(**_required(KIND), metadata={"description": "the card from hand"})
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.SwapJoker(data["meld_id"], data["card"])
+
+
+class TakeFromMeldMoveSchema(TypedMoveSchema):
+    """Take cards from table melds and meld them anew (R51-TAKE)."""
+
+    KIND = "take_from_meld"
+    type = _kind(KIND)
+    take = fields.List(fields.Nested(TakeSchema), validate=validate.Length(min=1, max=MAX_TAKES),
+                       **_required(KIND), metadata={"description": "cards taken from melds"})
+    melds = _new_melds(**_required(KIND), metadata={"description": "the new melds"})
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.TakeFromMeld(tuple(moves.Take(t["meld_id"], t["card"])
+                                        for t in data["take"]), _melds(data))
+
+
+class DiscardMoveSchema(TypedMoveSchema):
+    """Put one card face up on the discard pile, ending the turn."""
+
+    KIND = "discard"
+    type = _kind(KIND)
+    card = CardCode(**_required(KIND), metadata={"description": "the card"})
+    announce = StrictBoolean(metadata={"description": "last-card call (R51-LAST)"})
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.Discard(data["card"], data.get("announce", False))
+
+
+class KnockMoveSchema(TypedMoveSchema):
+    """Gin: discard and lay out; the cards not melded are deadwood (GIN-KNOCK)."""
+
+    KIND = "knock"
+    type = _kind(KIND)
+    card = CardCode(metadata={"description": "the discard (without it: big gin, GIN-KNOCK)"})
+    melds = _new_melds(at_least_one=False, **_required(KIND),
+                       metadata={"description": "the knocker's melds"})
+    lay_offs = _lay_offs_field("refused: the knocker may not lay off (GIN-LAYOFF)")
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.Knock(data.get("card"), _melds(data), _lay_offs(data))
+
+
+class LayOutMoveSchema(TypedMoveSchema):
+    """Gin: the knocker's opponent lays out melds and lays off on the knocker's
+    (GIN-LAYOFF)."""
+
+    KIND = "lay_out"
+    type = _kind(KIND)
+    melds = _new_melds(at_least_one=False,
+                       metadata={"description": "new melds (there may be none)"})
+    lay_offs = _lay_offs_field("lay-offs on the knocker's melds")
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.LayOut(_melds(data), _lay_offs(data))
+
+
+def _bare_move(name: str, kind: str, move: Callable[[], moves.Move],
+               doc: str) -> type[TypedMoveSchema]:
+    """The schema of a move with no field but its ``type``."""
+    made = move()
+    schema: type[TypedMoveSchema] = type(name, (TypedMoveSchema,), {
+        "__doc__": doc, "KIND": kind, "type": _kind(kind),
+        "make": lambda self, data: made, "__module__": __name__})
+    return schema
+
+
+CutInMoveSchema = _bare_move("CutInMoveSchema", "cut_in", moves.CutIn,
+                             "Claim the top discard out of turn (DUMMY-CUTIN).")
+PassMoveSchema = _bare_move("PassMoveSchema", "pass", moves.Pass,
+                            "Refuse the first upcard (GIN-FIRST), or pass at the wall "
+                            "(GIN-WALL).")
+ResignMoveSchema = _bare_move("ResignMoveSchema", "resign", moves.Resign,
+                              "Give up the match, in or out of turn (C-RESIGN).")
+AbortMoveSchema = _bare_move("AbortMoveSchema", "abort", moves.Abort,
+                             "Call the game off before the first move of the first hand "
+                             "(C-ABORT).")
+ClaimTimeoutMoveSchema = _bare_move("ClaimTimeoutMoveSchema", "claim_timeout",
+                                    moves.ClaimTimeout, "Claim the match from the seat whose "
+                                    "turn's deadline has passed (C-CLOCK).")
+
+
+MOVE_SCHEMAS: dict[str, type[TypedMoveSchema]] = {s.KIND: s for s in (
+    DrawMoveSchema, MeldMoveSchema, LayOffMoveSchema, SwapJokerMoveSchema, TakeFromMeldMoveSchema,
+    DiscardMoveSchema, CutInMoveSchema, PassMoveSchema, KnockMoveSchema, LayOutMoveSchema,
+    ResignMoveSchema, AbortMoveSchema, ClaimTimeoutMoveSchema)}
+
+
+class MoveSchema(OneOfSchema):
+    """A proposed move: one of the move types, each with its own fields (docs/api.md
+    "Moves"). Loads as the engine's move."""
+
+    CHOICES: ClassVar[Mapping[str, type[ma.Schema]]] = {
+        kind: MOVE_SCHEMAS[kind] for kind in moves.MOVE_TYPES}  # every type, in their order
+    NOUN = "move"
+    EXAMPLE: ClassVar[dict[str, Any]] = {"type": "draw", "source": "stock"}
 
 
 class MoveHeadersSchema(ma.Schema):

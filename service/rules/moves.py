@@ -120,8 +120,18 @@ Move = (Draw | MeldMove | LayOff | SwapJoker | TakeFromMeld | Discard | CutIn | 
 MATCH_MOVES = ("resign", "abort", "claim_timeout")
 """The moves that end a match early, allowed to a seat in or out of turn."""
 
-MOVE_TYPES = ("draw", "meld", "lay_off", "swap_joker", "take_from_meld", "discard", "cut_in",
-              "pass", "knock", "lay_out", *MATCH_MOVES)
+MOVE_KINDS: dict[type[Move], str] = {
+    Draw: "draw", MeldMove: "meld", LayOff: "lay_off", SwapJoker: "swap_joker",
+    TakeFromMeld: "take_from_meld", Discard: "discard", CutIn: "cut_in", Pass: "pass",
+    Knock: "knock", LayOut: "lay_out", Resign: "resign", Abort: "abort",
+    ClaimTimeout: "claim_timeout"}
+"""Each move's ``type`` on the wire."""
+MOVE_TYPES = tuple(MOVE_KINDS.values())
+
+
+def kind_of(move: Move) -> str:
+    """``move``'s ``type`` on the wire (``move_to_dict(move)["type"]``)."""
+    return MOVE_KINDS[type(move)]
 
 
 def _card(value: Any, field: str) -> str:
