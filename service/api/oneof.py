@@ -79,8 +79,8 @@ class OneOfConverter(OpenAPIConverter):
         if not isinstance(instance, OneOfSchema):
             base: Any = super()
             made: dict[str, Any] = base.schema2jsonschema(schema)
-            if isinstance(instance, Choice) and type(instance).__doc__:
-                made["description"] = _text(type(instance).__doc__)
+            if isinstance(instance, Choice):
+                made.update(_described(instance))
             return made
         resolve: Any = self.resolve_nested_schema
         refs = {kind: resolve(type(choice))
@@ -89,15 +89,16 @@ class OneOfConverter(OpenAPIConverter):
             "oneOf": list(refs.values()),
             "discriminator": {"propertyName": "type",
                               "mapping": {kind: ref["$ref"] for kind, ref in refs.items()}}}
-        if type(instance).__doc__:
-            doc["description"] = _text(type(instance).__doc__)
+        doc.update(_described(instance))
         if instance.EXAMPLE:
             doc["example"] = instance.EXAMPLE
         return doc
 
 
-def _text(docstring: str) -> str:
-    return " ".join(docstring.split())
+def _described(schema: ma.Schema) -> dict[str, str]:
+    """The schema's class docstring as its ``description``, on one line."""
+    text = type(schema).__doc__
+    return {"description": " ".join(text.split())} if text else {}
 
 
 class OneOfPlugin(MarshmallowPlugin):

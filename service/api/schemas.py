@@ -651,7 +651,7 @@ class MoveSchema(OneOfSchema):
 
 
 class MoveHeadersSchema(ma.Schema):
-    """The optional headers of a move (documented; parsed in the view)."""
+    """The optional headers of a move."""
 
     class Meta:
         unknown = ma.EXCLUDE
