@@ -7,6 +7,7 @@ dicts, so no schema sits on the hot path).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -16,7 +17,7 @@ from marshmallow import fields, validate
 
 from service.api.oneof import Choice, OneOfSchema
 from service.numbers import integer
-from service.rules import CardError, Code, moves
+from service.rules import CardError, Code, moves, views
 from service.rules.cards import canonical
 from service.rules.melds import Piece
 from service.rules.ruleset import Knob, rules_errors
@@ -285,6 +286,11 @@ class MatchEndSchema(ma.Schema):
         "description": "the seat that resigned, ran out of time or aborted"})
 
 
+class HandContractSchema(ma.Schema):
+    number = fields.Integer(required=True)
+    made = fields.Boolean(required=True)
+
+
 class HandResultSchema(ma.Schema):
     hand_number = fields.Integer(required=True)
     went_out = fields.Integer(allow_none=True, required=True)
@@ -306,6 +312,9 @@ class HandResultSchema(ma.Schema):
         "description": "gin: each seat's box bonus (GIN-END)"})
     shutout = fields.Boolean(metadata={"description": "gin: the winner's total doubled"})
     match_winner = fields.Integer(metadata={"description": "gin: who won the match"})
+    contracts = fields.List(fields.Nested(HandContractSchema), metadata={
+        "description": "Dummy rummy: each seat's contract this hand and whether it was made "
+                       "(DUMMY-CONTRACTS)"})
 
 
 class GinKnockSchema(ma.Schema):
@@ -681,16 +690,133 @@ class MoveQuerySchema(ma.Schema):
     dry_run = fields.Boolean(load_default=False, metadata={"description": DRY_RUN})
 
 
-class EventSchema(ma.Schema):
-    class Meta:
-        unknown = ma.INCLUDE
+class TypedEventSchema(Choice):
+    """One type of event: exactly its fields (a seat's own facts, such as a card it drew,
+    only in that seat's answers and log)."""
 
-    type = fields.String(required=True, metadata={
-        "description": "draw, meld, lay_off, discard, stock_rebuilt, hand_end, game_end, "
-                       "dealt, cut_in, resign, abort, claim_timeout"})
+    KIND = ""
+    """The event's ``type``."""
     dry_run = fields.Boolean(metadata={
         "description": "true in a dry run's answer (what the move would do, as the seat may "
                        "know it before the move: see the dry_run parameter)"})
+
+
+def _event(kind: str, doc: str, /, **declared: fields.Field[Any]) -> type[TypedEventSchema]:
+    """The schema of the events of type ``kind``: ``declared`` and ``type``."""
+    name = "".join(part.title() for part in kind.split("_")) + "EventSchema"
+    schema: type[TypedEventSchema] = type(name, (TypedEventSchema,), {
+        "__doc__": doc, "__module__": __name__, "KIND": kind, "type": _kind(kind),
+        **declared})
+    return schema
+
+
+def _int(description: str | None = None, **kwargs: Any) -> fields.Integer:
+    return fields.Integer(required=True, metadata={"description": description} if description
+                          else {}, **kwargs)
+
+
+def _cards_of(description: str, required: bool = True) -> fields.List[Any]:
+    return fields.List(fields.String(), required=required,
+                       metadata={"description": description})
+
+
+def _text(description: str | None = None, **kwargs: Any) -> fields.String:
+    kwargs.setdefault("required", True)
+    return fields.String(metadata={"description": description} if description else {},
+                         **kwargs)
+
+
+def _meld_view() -> fields.Nested:
+    return fields.Nested(MeldViewSchema, required=True, metadata={
+        "description": "the meld as it is now"})
+
+
+def _optional_result_fields() -> dict[str, fields.Field[Any]]:
+    """``HandResultSchema``'s fields, only those a dry run's ``hand_end`` keeps required."""
+    out = {}
+    for name, field in HandResultSchema().fields.items():
+        field = copy.deepcopy(field)
+        field.required = name in views.DRY_RUN_HAND_END
+        out[name] = field
+    return out
+
+
+SEAT = "the seat that moved"
+EVENT_SCHEMAS = [
+    _event("draw", "A seat drew (C-TURN).", seat=_int(SEAT), source=_text(
+        validate=validate.OneOf(["stock", "discard"])), card=_text(
+        "the card: from the discard pile, for everyone; from the stock, for the seat only",
+        required=False)),
+    _event("meld", "A seat put new melds on the table.", seat=_int(SEAT), melds=fields.List(
+        fields.Nested(MeldViewSchema), required=True)),
+    _event("lay_off", "A seat laid cards off on a table meld (C-LAYOFF).", seat=_int(SEAT),
+           meld_id=_text(), cards=_cards_of("the cards laid off"), meld=_meld_view()),
+    _event("swap_joker", "A seat swapped a melded joker for its card (R51-SWAP, "
+           "WROTHAM-SWAP).", seat=_int(SEAT), meld_id=_text(), card=_text(),
+           meld=_meld_view()),
+    _event("take_from_meld", "A seat took cards from table melds (R51-TAKE).",
+           seat=_int(SEAT), take=fields.List(fields.Nested(TakeSchema), required=True)),
+    _event("discard", "A seat discarded, ending its turn.", seat=_int(SEAT), card=_text(),
+           announce=fields.Boolean(metadata={"description": "the last-card call (R51-LAST)"})),
+    _event("last_card", "A seat has one card left, announced (R51-LAST).", seat=_int(),
+           announced_by=_text(validate=validate.OneOf(["player", "referee"]))),
+    _event("penalty", "A seat took penalty cards (R51-LAST).", seat=_int(), rule=_text(),
+           count=_int("how many cards"), reason=_text(),
+           cards=_cards_of("the cards, for the seat only", required=False)),
+    _event("stock_rebuilt", "The empty stock was rebuilt from the discard pile (C-STOCK).",
+           policy=_text(), rebuilds=_int("rebuilds this hand"), stock_count=_int(),
+           discard_count=_int()),
+    _event("cut_in_claim", "A seat claimed the top discard out of turn (DUMMY-CUTIN).",
+           seat=_int(), card=_text(), next=_int("the seat to move")),
+    _event("cut_in", "A seat won a cut-in: the discard and stock cards (DUMMY-CUTIN).",
+           seat=_int(), card=_text(), stock_cards=_int("cards it took from the stock"),
+           cut_ins=_int("its cut-ins this hand"),
+           cards=_cards_of("the stock cards, for the seat only", required=False)),
+    _event("cut_in_denied", "Claims of a cut-in that were refused (DUMMY-CUTIN).",
+           seats=fields.List(fields.Integer(), required=True), reason=_text()),
+    _event("pass", "Gin: a seat refused the upcard or passed at the wall (GIN-FIRST, "
+           "GIN-WALL).", seat=_int(SEAT)),
+    _event("knock", "Gin: a seat knocked (GIN-KNOCK).", seat=_int(SEAT),
+           kind=_text(validate=validate.OneOf(["knock", "gin", "big_gin"])),
+           deadwood=_int(), hand=_cards_of("the knocker's cards, laid out")),
+    _event("lay_out", "Gin: the knocker's opponent laid out (GIN-LAYOFF).", seat=_int(SEAT),
+           deadwood=_int(), hand=_cards_of("the cards left")),
+    _event("hand_end", "The hand ended and was scored (a dry run's: only that it would end, "
+           "and why).", **_optional_result_fields(), totals=fields.List(fields.Float())),
+    _event("deal_revealed", "The ended hand's deal and seed, to check against its "
+           "commitment.", hand_number=_int(), seed=_text(), commitment=_text(),
+           arranged=fields.Boolean(required=True), dealer=_int(),
+           hands=fields.List(fields.List(fields.String()), required=True),
+           stock=_cards_of("the stock as dealt"), discard=_cards_of("the discard pile as dealt"),
+           rebuilds=fields.List(fields.Raw(), required=True, metadata={
+               "description": "each stock rebuild's new stock"})),
+    _event("dealt", "A hand was dealt.", hand_number=_int(), dealer=_int(),
+           first=_int("the seat to move first"), upcard=_text(allow_none=True),
+           stock_count=_int(), hand_counts=fields.List(fields.Integer(), required=True),
+           commitment=_text(allow_none=True), arranged=fields.Boolean(required=True),
+           hand=_cards_of("the seat's own cards, for the seat only", required=False)),
+    _event("game_end", "The match ended.", winners=fields.List(
+        fields.Integer(), required=True), totals=fields.List(fields.Float(), required=True),
+           end=fields.Nested(MatchEndSchema, metadata={"description": "how it ended early"})),
+    _event("resign", "A seat resigned (C-RESIGN).", seat=_int(SEAT)),
+    _event("abort", "A seat called the game off (C-ABORT).", seat=_int(SEAT)),
+    _event("claim_timeout", "A seat claimed the match on time (C-CLOCK).", seat=_int(SEAT),
+           late=_int("the seat whose time ran out")),
+    _event("seat_taken", "A player took an open seat.", seat=_int(), name=_text()),
+    _event("seat_opened", "The host opened a seat.", seat=_int()),
+    _event("token_rotated", "A seat replaced its token.", seat=_int()),
+    _event("rematch", "A seat made the rematch.", game_id=_text("the rematch"), seat=_int()),
+    _event("rematch_joined", "A seat joined the rematch.", game_id=_text("the rematch"),
+           seat=_int()),
+    _event("game_cancelled", "The host cancelled the game."),
+]
+
+
+class EventSchema(OneOfSchema):
+    """What happened: one of the event types, each with its own fields."""
+
+    CHOICES: ClassVar[Mapping[str, type[ma.Schema]]] = {s.KIND: s for s in EVENT_SCHEMAS}
+    NOUN = "event"
 
 
 class MoveResultSchema(ma.Schema):
@@ -842,9 +968,9 @@ class LogEntrySchema(ma.Schema):
     version = fields.Integer(required=True)
     seat = fields.Integer(required=True, allow_none=True, metadata={
         "description": "the seat that moved (null: the host)"})
-    move = fields.Dict(required=True, allow_none=True, metadata={
-        "description": "null for a change of seats (a seat taken or opened, a token "
-                       "rotated, a rematch, the game cancelled), told by its events"})
+    move = fields.Nested(MoveSchema, required=True, allow_none=True, metadata={
+        "description": "the move made; null for a change of seats (a seat taken or opened, "
+                       "a token rotated, a rematch, the game cancelled), told by its events"})
     events = fields.List(fields.Nested(EventSchema), required=True)
 
 

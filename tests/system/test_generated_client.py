@@ -24,6 +24,7 @@ import pytest
 import requests
 
 from service.redis_server import RedisServer
+from service.rules.moves import MOVE_TYPES
 from tests.support import serving
 from tests.support.serving import Server
 
@@ -107,6 +108,15 @@ def choose(legal: Any) -> Any:
                                         m.to_dict().get("source") == "discard"))
 
 
+def _move_classes(models: ModuleType) -> tuple[type, ...]:
+    """The generated client's class of each move type (``DrawMove`` …), whose fields are
+    its attributes: one class per schema of the ``Move`` oneOf."""
+    classes = tuple(getattr(models, "".join(p.title() for p in kind.split("_")) + "Move")
+                    for kind in MOVE_TYPES)
+    assert not any(hasattr(c, "additional_properties") for c in classes)
+    return classes
+
+
 GAMES = {
     "basic": {"match_end": {"deals": 1}},
     "rummy51": {"match_end": {"deals": 1}},
@@ -120,6 +130,7 @@ GAMES = {
 def test_the_generated_client_plays_a_complete_game(
         generated: ModuleType, served: Server, variant: str) -> None:
     models = importlib.import_module(f"{PACKAGE}.models")
+    move_classes = _move_classes(models)
     games, moves = _api("games.post_v1_games"), _api("games.post_v1_games_game_id_moves")
     public = _api("games.get_v1_games_game_id")
     legal_moves = _api("games.get_v1_games_game_id_legal_moves")
@@ -141,7 +152,7 @@ def test_the_generated_client_plays_a_complete_game(
             seat = seats[view.turn.seat]
             legal = _ok(legal_moves.sync_detailed, models.LegalMoves, game_id, client=seat)
             assert legal.your_turn and legal.seat == view.turn.seat
-            assert all(isinstance(m, models.Move) for m in legal.moves)
+            assert all(isinstance(m, move_classes) for m in legal.moves)  # typed per type
             answer = _ok(moves.sync_detailed, models.MoveResult, game_id, client=seat,
                          body=choose(legal))
             view = answer.game
@@ -156,7 +167,8 @@ def test_the_generated_client_plays_a_complete_game(
         assert len(final.hands_played) == deals[variant]
 
         # a refusal parses as the generated Problem model, with its code enum
-        late = models.Move.from_dict({"type": "draw", "source": "stock"})
+        late = models.DrawMove(type_=models.DrawMoveType.DRAW,
+                               source=models.DrawMoveSource.STOCK)
         problem = _ok(moves.sync_detailed, models.Problem, game_id, client=seats[0],
                       body=late)
         assert (problem.status, problem.code) == (422, models.ProblemCode.GAME_FINISHED)
