@@ -10,7 +10,8 @@ every error, and every input that needs normalizing (``"10H"``, ``{"card": "JK",
 
 Nothing here repeats the contract: each check is derived, once, from the schemas' declared
 fields and validators (:func:`_value_check`): a field of a kind or with a validator it does
-not know sends the input to the schema path. A move body that passes is what the move
+not know, or a schema with hooks of its own (a ``validates_schema`` …), sends the input to
+the schema path. A move body that passes is what the move
 type's schema would load unchanged, so it becomes the engine's move by that schema's own
 :meth:`~service.api.schemas.TypedMoveSchema.make`.
 """
@@ -27,6 +28,7 @@ import orjson
 from flask import Request
 from gunicorn.http.errors import ParseException
 from marshmallow import fields, validate
+from marshmallow.decorators import POST_LOAD
 from webargs.core import is_json
 from werkzeug.exceptions import BadRequest, ClientDisconnected
 from werkzeug.utils import cached_property
@@ -94,13 +96,21 @@ def _value_check(field: fields.Field[Any]) -> Check:
     return lambda v: kind(v) and all(check(v) for check in checks)  # type: ignore[misc]
 
 
-def _object_check(schema: ma.Schema) -> Check:
-    """A check of the objects a strict ``schema`` (unknown fields refused, no defaults)
-    loads as they are: its own keys only, the required ones all there, each value passing
-    its field's check."""
+def _hooks(schema: ma.Schema) -> set[str]:
+    """The kinds of marshmallow hooks ``schema``'s class declares (``post_load`` …)."""
+    return {tag for name in dir(type(schema))
+            for tag in getattr(getattr(type(schema), name), "__marshmallow_hook__", None) or ()}
+
+
+def _object_check(schema: ma.Schema, *, makes: bool = False) -> Check:
+    """A check of the objects a strict ``schema`` (unknown fields refused, no defaults, no
+    hooks but, if it ``makes`` a value of what it loaded, a ``post_load``) loads as they
+    are: its own keys only, the required ones all there, each value passing its field's
+    check."""
     loaded = {field.data_key or name: field for name, field in schema.load_fields.items()}
-    if schema.unknown != ma.RAISE or any(f.load_default is not ma.missing
-                                         for f in loaded.values()):
+    allowed_hooks = {POST_LOAD} if makes else set()
+    if (schema.unknown != ma.RAISE or not _hooks(schema) <= allowed_hooks
+            or any(f.load_default is not ma.missing for f in loaded.values())):
         return _never
     checks = {key: _value_check(field) for key, field in loaded.items()}
     allowed = checks.keys()
@@ -113,7 +123,7 @@ def _object_check(schema: ma.Schema) -> Check:
 
 
 MOVES: dict[str, tuple[Check, Callable[[dict[str, Any]], Move]]] = {
-    kind: (_object_check(schema), schema.make)
+    kind: (_object_check(schema, makes=True), schema.make)
     for kind, schema in schemas.MoveSchema().choices.items()
     if isinstance(schema, schemas.TypedMoveSchema)}
 """Each move type's check and its schema's maker of the engine's move."""

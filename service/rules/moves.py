@@ -1,7 +1,10 @@
 """Moves as value types, with a round trip to and from their wire form (API.md "Moves").
 
 ``move_from_dict(move_to_dict(m)) == m`` for every move; :func:`move_from_dict` raises
-:class:`~service.rules.errors.MalformedMove` naming the offending field.
+:class:`~service.rules.errors.MalformedMove` naming the offending field. It reads the log's
+moves when a game is replayed (:mod:`service.rules.verify`) and serves tests and tools; the
+HTTP API reads a move with its schemas (``service.api.schemas.MoveSchema``), which make the
+move themselves.
 """
 
 from __future__ import annotations

@@ -114,6 +114,21 @@ def test_the_usual_moves_take_the_fast_path(body: dict[str, Any]) -> None:
     assert fastpath.move_of(body) == schema_answer(body)
 
 
+def test_the_fast_path_keeps_the_schemas_limits() -> None:
+    """Its checks come from the schemas' validators: a list at a schema's limit takes the
+    fast path, one card or meld over it does not (and the schema refuses it)."""
+    run = [CARDS[i] for i in range(schemas.MAX_MELD_CARDS + 1)]
+    for body, limit in (
+            ({"type": "lay_off", "meld_id": "m1", "cards": run}, schemas.MAX_MELD_CARDS),
+            ({"type": "meld", "melds": [{"cards": ["7H", "8H", "9H"]}] * 13},
+             schemas.MAX_MELDS)):
+        key = "cards" if "cards" in body else "melds"
+        at_limit = {**body, key: body[key][:limit]}
+        assert fastpath.move_of(at_limit) == schema_answer(at_limit)
+        assert fastpath.move_of(body) is None
+        assert isinstance(schema_answer(body), dict)  # errors
+
+
 USUAL_MOVES = [
     {"type": "draw", "source": "stock"},
     {"type": "discard", "card": "KD", "announce": True},
