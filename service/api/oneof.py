@@ -38,7 +38,8 @@ class OneOfSchema(ma.Schema):
         self._kinds = ma.Schema.from_dict(
             {"type": fields.String(required=True, validate=validate.OneOf(self.CHOICES))},
             name=f"{type(self).__name__}Type")(unknown=ma.EXCLUDE)
-        self._names = {name for choice in self.choices.values() for name in choice.fields}
+        self._names = {field.data_key or name for choice in self.choices.values()
+                       for name, field in choice.load_fields.items()}
 
     def load(self, data: Any, *, many: bool | None = None, partial: Any = None,
              unknown: Any = None) -> Any:
@@ -55,13 +56,14 @@ class OneOfSchema(ma.Schema):
             raise ma.ValidationError(self._named(kind, schema, exc.messages)) from None
 
     def _named(self, kind: str, schema: ma.Schema, messages: Any) -> Any:
-        """``messages`` with marshmallow's "Unknown field." said as "not a field of a
-        <kind> <NOUN>" for a field another choice has."""
+        """``messages`` with the error of a field ``schema`` does not take but another
+        choice does (an unknown field, to ``schema``) said as "not a field of a <kind>
+        <NOUN>"."""
         if not isinstance(messages, dict):
             return messages
-        unknown = [schema.error_messages["unknown"]]
+        own = {field.data_key or name for name, field in schema.load_fields.items()}
         return {name: [f"not a field of a {kind} {self.NOUN}"]
-                if value == unknown and name in self._names else value
+                if name in self._names and name not in own else value
                 for name, value in messages.items()}
 
 

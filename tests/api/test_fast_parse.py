@@ -114,6 +114,17 @@ def test_the_usual_moves_take_the_fast_path(body: dict[str, Any]) -> None:
     assert fastpath.move_of(body) == schema_answer(body)
 
 
+def test_a_moves_schema_is_its_types() -> None:
+    """One schema per type: a field of another type is not one of this type's, a missing
+    one is required for it, and without a known type only the type is told."""
+    assert schema_answer({"type": "draw", "source": "stock", "card": "KD", "zz": 1}) == {
+        "card": ["not a field of a draw move"], "zz": ["Unknown field."]}
+    assert schema_answer({"type": "lay_off", "cards": ["6H"]}) == {
+        "meld_id": ["required for a lay_off move"]}
+    assert set(schema_answer({"type": "fold", "card": 3})) == {"type"}
+    assert schema_answer({"source": "stock"}) == {"type": ["Missing data for required field."]}
+
+
 def test_the_fast_path_keeps_the_schemas_limits() -> None:
     """Its checks come from the schemas' validators: a list at a schema's limit takes the
     fast path, one card or meld over it does not (and the schema refuses it)."""
