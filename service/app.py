@@ -22,6 +22,7 @@ from service.api import (
     fastpath,
     lobby_routes,
     observe,
+    oneof,
     problems,
     routes,
     schemas,
@@ -89,7 +90,8 @@ def create_app(settings: Settings | None = None) -> Flask:
         idempotency_ttl_seconds=settings.idempotency_ttl_seconds))
     app.extensions["streams"] = streams.StreamSlots(settings)
 
-    api = RefereeApi(app, spec_kwargs={"extra_plugins": [spec.SurfacePlugin()]})
+    api = RefereeApi(app, spec_kwargs={"marshmallow_plugin": oneof.OneOfPlugin(),
+                                       "extra_plugins": [spec.SurfacePlugin()]})
     api.ma_plugin.converter.add_attribute_function(schemas.component_ref)
     api.ma_plugin.converter.add_attribute_function(schemas.no_null_default)
     api.spec.components.security_scheme(

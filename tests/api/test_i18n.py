@@ -460,7 +460,7 @@ def test_an_unknown_field_names_the_fields_of_its_object_a_close_match_first(
     problem = assert_problem(game.move(0, {"type": "draw", "from": "stock"}), 400)
     message = {e["field"]: e["message"] for e in problem["errors"]}["from"]
     assert message.startswith("unknown field; did you mean 'source'? This object takes: ")
-    assert "type" in message and "card" in message
+    assert message.endswith("This object takes: type, source")  # a draw takes these only
     check = assert_problem(client.post("/v1/melds/check", json={
         "variant": "basic", "cards": ["7H", "8H", "9H"], "rulse": {}}), 400)
     assert check["errors"] == [{"field": "rulse", "message": "unknown field; did you mean "

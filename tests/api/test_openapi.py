@@ -14,6 +14,7 @@ from flask.testing import FlaskClient
 from openapi_spec_validator import validate
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 
+from service.api.schemas import MoveSchema
 from tests.support.problems import PROBLEM
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -297,12 +298,24 @@ def test_moves_document_their_headers_query_and_body(app: Flask) -> None:
     assert {("path", "game_id"), ("header", "If-Match"), ("header", "Idempotency-Key"),
             ("query", "dry_run")} <= params
     body = resolve(spec, operation["requestBody"]["content"]["application/json"]["schema"])
-    assert {"type", "source", "melds", "meld_id", "cards", "end", "card", "announce",
-            "take"} <= set(body["properties"])
-    kinds = resolve(spec, body["properties"]["type"])
-    assert set(kinds["enum"]) == {"draw", "meld", "lay_off", "swap_joker", "take_from_meld",
-                                  "discard", "cut_in", "resign", "abort", "claim_timeout",
-                                  "pass", "knock", "lay_out"}
+    # one schema per move type, told apart by "type" (a discriminator mapping each to it)
+    mapping = body["discriminator"]["mapping"]
+    assert body["discriminator"]["propertyName"] == "type"
+    assert set(mapping) == {"draw", "meld", "lay_off", "swap_joker", "take_from_meld",
+                            "discard", "cut_in", "resign", "abort", "claim_timeout",
+                            "pass", "knock", "lay_out"}
+    assert sorted(o["$ref"] for o in body["oneOf"]) == sorted(mapping.values())
+    fields = {kind: resolve(spec, {"$ref": ref}) for kind, ref in mapping.items()}
+    for kind, schema in fields.items():
+        assert schema["properties"]["type"]["enum"] == [kind]
+        assert schema["additionalProperties"] is False
+    assert {k: (set(s["properties"]) - {"type"}, set(s["required"]) - {"type"})
+            for k, s in fields.items() if k in ("draw", "lay_off", "discard", "cut_in")} == {
+        "draw": ({"source"}, {"source"}), "lay_off": ({"meld_id", "cards", "end"},
+                                                      {"meld_id", "cards"}),
+        "discard": ({"card", "announce"}, {"card"}), "cut_in": (set(), set())}
+    assert body["example"] == {"type": "draw", "source": "stock"}
+    assert MoveSchema().load(body["example"])  # the docs page's prefilled body is a move
 
 
 def test_every_documented_error_answer_is_a_problem(app: Flask) -> None:

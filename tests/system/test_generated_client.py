@@ -24,6 +24,7 @@ import pytest
 import requests
 
 from service.redis_server import RedisServer
+from service.rules.moves import MOVE_TYPES
 from tests.support import serving
 from tests.support.serving import Server
 
@@ -37,8 +38,6 @@ PREFERENCE = {"knock": 0, "meld": 1, "lay_off": 2, "lay_out": 3, "draw": 4, "dis
               "pass": 6}
 """The bot's taste: go out (gin: knock) or put cards on the table first; draw from the
 stock; discard last; gin's first upcard: pass only when nothing else is left."""
-MOVE_FIELDS = {"type", "source", "melds", "meld_id", "cards", "end", "card", "announce",
-               "take", "lay_offs"}
 
 
 def _generator() -> str:
@@ -116,11 +115,13 @@ def _kind(move: Any) -> str:
     return kind
 
 
-def _typed(move: Any) -> bool:
-    """A move model whose fields are its own attributes (no move field left over in
-    ``additional_properties``, as an untyped model keeps them)."""
-    extra = set(getattr(move, "additional_properties", {}))
-    return hasattr(move, "to_dict") and not extra & MOVE_FIELDS
+def _move_classes(models: ModuleType) -> tuple[type, ...]:
+    """The generated client's class of each move type (``DrawMove`` …), whose fields are
+    its attributes: one class per schema of the ``Move`` oneOf."""
+    classes = tuple(getattr(models, "".join(p.title() for p in kind.split("_")) + "Move")
+                    for kind in MOVE_TYPES)
+    assert not any(hasattr(c, "additional_properties") for c in classes)
+    return classes
 
 
 GAMES = {
@@ -137,6 +138,7 @@ GAMES = {
 def test_the_generated_client_plays_a_complete_game(
         generated: ModuleType, served: Server, variant: str) -> None:
     models = importlib.import_module(f"{PACKAGE}.models")
+    move_classes = _move_classes(models)
     games, moves = _api("games.create_game"), _api("games.post_move")
     public = _api("games.get_game")
     legal_moves = _api("games.list_legal_moves")
@@ -151,7 +153,6 @@ def test_the_generated_client_plays_a_complete_game(
         game_id = created.game_id
         view = created.game
         assert isinstance(view, models.PublicView)
-        draw = None  # a draw the bot was offered: a typed move to send late
         stale_checked = False
         for _ in range(MAX_MOVES):
             if view.status != "playing":
@@ -160,8 +161,7 @@ def test_the_generated_client_plays_a_complete_game(
             seat = seats[view.turn.seat]
             legal = _ok(legal_moves.sync_detailed, models.LegalMoves, game_id, client=seat)
             assert legal.your_turn and legal.seat == view.turn.seat
-            assert all(_typed(m) for m in legal.moves), legal.to_dict()
-            draw = draw or next((m for m in legal.moves if _kind(m) == "draw"), None)
+            assert all(isinstance(m, move_classes) for m in legal.moves)  # typed per type
             move = choose(legal)
             if not stale_checked:  # a stale If-Match: its 412 keeps current_version
                 stale = _ok(moves.sync_detailed, models.Problem, game_id, client=seat,
@@ -183,9 +183,10 @@ def test_the_generated_client_plays_a_complete_game(
         assert len(final.hands_played) == deals[variant]
 
         # a refusal parses as the generated Problem model, with its code enum
-        assert draw is not None
+        late = models.DrawMove(type_=models.DrawMoveType.DRAW,
+                               source=models.DrawMoveSource.STOCK)
         problem = _ok(moves.sync_detailed, models.Problem, game_id, client=seats[0],
-                      body=draw)
+                      body=late)
         assert (problem.status, problem.code) == (422, models.ProblemCode.GAME_FINISHED)
 
 
