@@ -12,12 +12,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import cpu, engine, instructions, probe, watchers
+from bench import cpu, engine, flat, instructions, probe, watchers
 from bench.driver import MOVES, schedule_of
 from bench.report import BUDGET, render, render_rates, summarize
 from bench.stack import Stack
 
 ROOT = Path(__file__).resolve().parent.parent
+PLOT = Path(__file__).resolve().parent / "flatness.png"
 
 
 ONE_ADDRESS = {"RUMMY_MAX_CONNECTIONS_PER_ADDRESS": "0"}
@@ -58,6 +59,11 @@ def _parser() -> argparse.ArgumentParser:
                              "(pinned when there is one worker per CPU)")
     parser.add_argument("--skip-engine", action="store_true",
                         help="skip the in-process engine figures")
+    parser.add_argument("--skip-flat", action="store_true",
+                        help="skip the flatness curves (bench/flat.py)")
+    parser.add_argument("--plot", metavar="PATH", default=str(PLOT),
+                        help="where the flatness curves' PNG goes (with matplotlib installed; "
+                             "default bench/flatness.png)")
     parser.add_argument("--skip-floor", action="store_true",
                         help="skip the floor: a bare Flask route (bench/floor.py) served by "
                              "a second gunicorn with the same settings, in slots of its own")
@@ -196,6 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_engine:
         print("engine figures (in-process) …", file=sys.stderr, flush=True)
         results["engine"] = engine.figures()
+    if not args.skip_flat:
+        print("flatness curves (in-process) …", file=sys.stderr, flush=True)
+        results["flat"] = flat.curves()
+        if flat.plot(results["flat"], Path(args.plot)):
+            results["flat"]["plot"] = args.plot
     with tempfile.TemporaryDirectory(prefix="rummy-bench-") as name:
         tmp = Path(name)
         stack = Stack(tmp, workers=args.workers, threads=args.threads,

@@ -43,7 +43,7 @@ from bench.http import Connection, HttpError, Reply, dumps
 from bench.player import GamePlan, new_game_body
 
 T = TypeVar("T")
-VARIANTS = ("basic", "rummy51", "lebanese14", "dummy", "wrotham")
+VARIANTS = ("basic", "rummy51", "lebanese14", "dummy", "wrotham", "gin")
 MOVES, CEILING, FLOOR = "moves", "ceiling", "floor"
 
 

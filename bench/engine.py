@@ -7,6 +7,11 @@
   holding 14 cards with all 4 jokers, after its draw: half of the states before its opening
   (the opening is searched for the ``compound`` example), half after it with melds of its
   own and of others on the table (lay-offs, joker swaps).
+* ``legal_moves`` over the worst hands each variant allows (:data:`WORST_HANDS`): Dummy,
+  13 cards with 8 wilds (the 4 jokers and 4 twos) before the contract (the contract is
+  searched for its example); Rummy 51, 15 cards with the 4 jokers before the opening (the
+  opening is searched); gin, 11 cards from the sixteen aces to fours (a set of each rank
+  and runs in each suit, overlapping: the least-deadwood search has the most to try).
 * Whole simulated hands per second (:mod:`bench.sim`).
 
 Times are CPU time of the benchmark's thread (:data:`CLOCK`), so that other work on the
@@ -20,6 +25,7 @@ from __future__ import annotations
 import functools
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable
 from random import Random
 from typing import Any
@@ -29,10 +35,11 @@ from service.rules import GameState, Piece, apply, check_meld, meld_shape, new_g
 from service.rules.cards import JOKER, RANKS, standard_deck
 from service.rules.legal import legal_moves
 from service.rules.melds import forget_readings
-from service.rules.moves import Discard, Draw
+from service.rules.moves import Discard, Draw, Pass
 from service.rules.ruleset import Rules
 from service.rules.state import TableMeld
 from service.rules.variants import find_variant
+from service.rules.variants.gin import forget_arrangements
 
 WILD_MELDS: list[tuple[str, dict[str, Any], list[str]]] = [
     ("dummy", {}, ["4H", "2C", "JK", "7D", "2D", "9S"]),  # a run 4-9 with three wilds
@@ -157,9 +164,93 @@ def legal_enumeration(states: int = 40, repeat: int = 10, seed: int = 5) -> dict
     return out
 
 
+def _with_hand(state: GameState, seat: int, cards: list[str]) -> GameState:
+    """``state`` with ``seat`` holding ``cards`` (taken from the stock, its own cards put
+    back there): every card is still where exactly one copy of it can be."""
+    stock = [*state.stock, *state.hands[seat]]
+    wanted = Counter(cards)
+    for card in cards:
+        if card in stock:
+            stock.remove(card)
+            continue
+        other = next(h for h in (*state.hands[:seat], *state.hands[seat + 1:],
+                                 state.discard) if card in h)
+        spare = next(c for c in stock if c not in wanted)  # in its place, from the stock
+        other[other.index(card)] = spare
+        stock.remove(spare)
+    state.stock = stock
+    state.hands[seat] = list(cards)
+    return state
+
+
+def _drawn(variant: str, players: int, rng: Random) -> tuple[GameState, int]:
+    """A new game of ``variant`` whose seat to move has drawn from the stock: the state and
+    that seat."""
+    state, _ = new_game(variant, [f"p{i}" for i in range(players)], None, None, None,
+                        rng=rng)
+    if variant == "gin":  # GIN-FIRST: both pass the upcard, then the stock
+        for _ in range(2):
+            state, _ = apply(state, state.turn, Pass(), rng)
+    if state.phase == "play":  # R51-FIRST: the dealer's first action is a discard
+        state, _ = apply(state, state.turn, Discard(state.hands[state.turn][0]), rng)
+    seat = state.turn
+    state, _ = apply(state, seat, Draw("stock"), rng)
+    return state, seat
+
+
+def _dummy_worst(rng: Random) -> tuple[GameState, int]:
+    state, seat = _drawn("dummy", 4, rng)
+    naturals = [c for c in standard_deck() if c[0] != "2"]
+    twos = [c for c in standard_deck(2) if c[0] == "2"]
+    cards = [JOKER] * 4 + rng.sample(twos, 4) + rng.sample(naturals, 6)
+    return _with_hand(state, seat, cards), seat
+
+
+def _r51_worst(rng: Random) -> tuple[GameState, int]:
+    state, seat = _drawn("rummy51", 4, rng)
+    return _with_hand(state, seat, [JOKER] * 4 + rng.sample(standard_deck(2), 11)), seat
+
+
+def _gin_worst(rng: Random) -> tuple[GameState, int]:
+    state, seat = _drawn("gin", 2, rng)
+    low = [r + s for r in "A234" for s in "SHDC"]
+    return _with_hand(state, seat, rng.sample(low, 11)), seat
+
+
+WORST_HANDS: dict[str, Callable[[Random], tuple[GameState, int]]] = {
+    "dummy_14_cards_8_wilds": _dummy_worst,
+    "rummy51_15_cards_4_jokers": _r51_worst,
+    "gin_11_cards": _gin_worst,
+}
+"""The worst hands each variant allows, as states whose seat to move holds one (issue 48's
+budget: ``legal_moves`` p99 within 5 ms on each)."""
+
+
+def worst_hands(states: int = 30, repeat: int = 5, seed: int = 11) -> dict[str, Any]:
+    """legal_moves on :data:`WORST_HANDS`: ms per call, p50/p99 for each, from cold (the
+    meld readings and gin's arrangements forgotten before each call)."""
+    out: dict[str, Any] = {}
+    for name, build in WORST_HANDS.items():
+        rng = Random(seed)
+        built = [build(rng) for _ in range(states)]
+        samples: list[float] = []
+        listed: list[int] = []
+        for _ in range(repeat):
+            for state, seat in built:
+                forget_readings()
+                forget_arrangements()
+                started = CLOCK()
+                answer = legal_moves(state, seat)
+                samples.append(CLOCK() - started)
+                listed.append(len(answer.moves))
+        out[name] = {**_percentiles(samples), "moves_listed_mean": statistics.fmean(listed)}
+    return out
+
+
 def figures(sim_seconds: float = 4.0) -> dict[str, Any]:
     from bench.sim import hands_per_second
 
     return {"check_meld_wilds": meld_validation(),
             "legal_moves_14_cards_4_jokers": legal_enumeration(),
+            "legal_moves_worst_hands": worst_hands(),
             "simulated_hands": hands_per_second(sim_seconds)}

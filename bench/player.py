@@ -10,6 +10,12 @@ variant lets that be simple), put down the melds found (an R51/L14 opening when 
 the points, a Dummy contract, a Wrotham late deal's all-but-one), lay off what fits, one
 card per move, and discard the card that helps least (announcing the last card in R51/L14,
 keeping cards that fit a table meld under Dummy's ``playable_discard``).
+
+Gin (:class:`GinPlan`'s rules): pass the first upcard unless it lowers the hand's deadwood,
+draw the stock (pass at the wall), knock as soon as the deadwood allows (with the
+least-deadwood arrangement, :func:`~service.rules.variants.gin.arrange`), else discard the
+card whose loss leaves the least deadwood; the defender lays out its best
+(:func:`~service.rules.variants.gin.best_lay_out`).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from service.rules.ruleset import Rules
 from service.rules.search import best_combination, candidate_melds
 from service.rules.variants import find_variant
 from service.rules.variants.dummy import CONTRACTS
+from service.rules.variants.gin import arrange, best_lay_out
 
 Wire = dict[str, Any]
 
@@ -475,6 +482,8 @@ class GamePlan:
         me = self.seats[seat]
         hand = me.hand
         assert hand is not None
+        if self.variant == "gin":
+            return self._gin(hand)
         if view["turn"]["phase"] == "draw":
             me.stage = "draw"
             return self._draw(seat, hand)
@@ -495,6 +504,52 @@ class GamePlan:
                 return move
             me.stage = "discard"
         return self._discard(seat, hand, taken)
+
+    def _gin(self, hand: list[str]) -> Wire:
+        """Gin's move (GIN-FIRST, GIN-KNOCK, GIN-WALL, GIN-LAYOFF)."""
+        view = self.view
+        facts = view["gin"]
+        phase = view["turn"]["phase"]
+        if phase == "lay_out":
+            knock = facts["knock"]
+            table = [(m["meld_id"], m["cards"]) for m in view["melds"]]
+            _, melds, offs = best_lay_out(hand, table, knock["kind"] != "knock")
+            return {"type": "lay_out", "melds": [{"cards": list(m)} for m in melds],
+                    "lay_offs": [{"meld_id": mid, "cards": list(cards)} for mid, cards in offs]}
+        top = view["discard_top"]
+        if phase == "draw":
+            if facts["wall"]:
+                return {"type": "pass"}
+            helps = top is not None and self._gin_best([*hand, top], top)[0] < arrange(hand)[0]
+            if helps:
+                return {"type": "draw", "source": "discard"}
+            if facts["upcard_offer"] is not None:
+                return {"type": "pass"}
+            return {"type": "draw", "source": "stock"}
+        taken = None if self.rules.discard_taken_card else view.get("taken_discard")
+        dead, card = self._gin_best(hand, taken)
+        if dead <= facts["knock_limit"]:
+            rest = list(hand)
+            rest.remove(card)
+            return {"type": "knock", "card": card,
+                    "melds": [{"cards": list(m)} for m in arrange(rest)[1]]}
+        return {"type": "discard", "card": card}
+
+    @staticmethod
+    def _gin_best(hand: Sequence[str], keep: str | None) -> tuple[int, str]:
+        """The least deadwood ``hand`` is left with after one discard (not ``keep``), and
+        that discard."""
+        best: tuple[int, str] | None = None
+        for card in sorted(set(hand)):
+            if card == keep:
+                continue
+            rest = list(hand)
+            rest.remove(card)
+            dead = arrange(rest)[0]
+            if best is None or dead < best[0]:
+                best = (dead, card)
+        assert best is not None
+        return best
 
     def _late_wrotham(self) -> bool:
         deals = (self.rules.match_end or {}).get("deals", 6)
@@ -626,7 +681,7 @@ class GamePlan:
 
 
 VARIANT_PLAYERS = {"basic": (2, 3, 4), "rummy51": (4, 3, 2), "lebanese14": (3, 4, 2),
-                   "dummy": (3, 2, 4), "wrotham": (4, 2, 3)}
+                   "dummy": (3, 2, 4), "wrotham": (4, 2, 3), "gin": (2,)}
 """Players per game by variant (cycled), every variant at every table size."""
 
 

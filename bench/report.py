@@ -7,12 +7,17 @@ from collections.abc import Iterable
 from typing import Any
 
 BUDGET = {
-    "ratio_min": 0.6,
+    "ratio_min": 0.75,
+    "p99_ratio_max": 1.5,
     "p99_ms_max": 20.0,
     "errors_max": 0,
     "legal_moves_p99_ms_max": 5.0,
     "bytes_per_game_max": 4096,
 }
+"""Issue 48's budget: ratios measured in the same run (moves/s against the ceiling's, the
+moves' p99 against the ceiling's own p99), no errors, ``legal_moves`` on each variant's
+worst hand, a mid-hand game's bytes. ``p99_ms_max`` is the open-loop sweep's latency bound
+(``--rates``) and the closed loop's reference line, not a budget item."""
 
 
 def _at(ordered: list[float], q: float) -> float:
@@ -204,7 +209,8 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
         lines.append(f"  ! {sample}")
     checks: list[tuple[str, bool]] = [
         (f"moves/s >= {b['ratio_min']} x ceiling", r["ratio"] >= b["ratio_min"]),
-        (f"moves p99 <= {b['p99_ms_max']:g} ms", moves["p99_ms"] <= b["p99_ms_max"]),
+        (f"moves p99 <= {b['p99_ratio_max']:g} x ceiling p99",
+         moves["p99_ms"] <= b["p99_ratio_max"] * ceiling["p99_ms"]),
         ("0 errors", sum(phase["errors"] for *_, phase in phases) <= b["errors_max"]),
     ]
     engine = r.get("engine")
@@ -222,12 +228,29 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
         for kind, st in lm["by_state"].items():
             lines.append(f"    {kind.replace('_', ' ')}: p50 {st['p50_ms']:.2f} ms, "
                          f"p99 {st['p99_ms']:.2f} ms")
+        worst = engine.get("legal_moves_worst_hands", {})
+        if worst:
+            lines.append("  legal_moves, the worst hand of each variant (from cold):")
+        for name, st in worst.items():
+            lines.append(f"    {name.replace('_', ' ')}: p50 {st['p50_ms']:.2f} ms, "
+                         f"p99 {st['p99_ms']:.2f} ms, max {st['max_ms']:.2f} ms "
+                         f"({st['moves_listed_mean']:.1f} moves listed on average)")
+            checks.append((f"legal_moves p99 <= {b['legal_moves_p99_ms_max']:g} ms, "
+                           + name.replace("_", " "),
+                           st["p99_ms"] <= b["legal_moves_p99_ms_max"]))
         lines.append(f"  simulated whole hands (random play): {sim['hands_per_second']:.1f} "
                      f"hands/s, {sim['moves_per_second']:.0f} moves/s")
         lines.append("    " + ", ".join(f"{v} {x['hands_per_second']:.1f}"
                                         for v, x in sim["by_variant"].items()))
         checks.append((f"legal_moves p99 <= {b['legal_moves_p99_ms_max']:g} ms",
                        lm["p99_ms"] <= b["legal_moves_p99_ms_max"]))
+    if r.get("flat") is not None:
+        from bench.flat import table_text
+
+        lines.append("")
+        lines.extend(table_text(r["flat"]))
+        if r["flat"].get("plot"):
+            lines.append(f"  plotted: {r['flat']['plot']}")
     lines.append("")
     lines.append("Redis memory (MEMORY USAGE)")
     lines.append(f"  4-player rummy51 game mid-hand: {ref['game_bytes']} B for the game "

@@ -23,11 +23,13 @@ from service.api import (
     live_routes,
     lobby_routes,
     observe,
+    oneof,
     problems,
     routes,
     schemas,
     security,
     sheet_routes,
+    spec,
     streams,
     web,
 )
@@ -69,12 +71,12 @@ def create_app(settings: Settings | None = None) -> Flask:
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
         API_TITLE="Rummy referee",
         API_VERSION=API_VERSION,
-        OPENAPI_VERSION="3.0.3",
+        OPENAPI_VERSION=spec.OPENAPI_VERSION,
         OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH="openapi.json",
         OPENAPI_SWAGGER_UI_PATH="/docs",
         OPENAPI_SWAGGER_UI_URL="/docs/static/",
-        API_SPEC_OPTIONS={"info": OPENAPI_INFO},
+        API_SPEC_OPTIONS={"info": OPENAPI_INFO, "servers": spec.SERVERS},
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
     observe.configure_logging(settings.log_level, settings.log_format)
@@ -91,8 +93,10 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.extensions["streams"] = streams.StreamSlots(settings)
     app.extensions["live"] = Hub(client, store.moved_channel)
 
-    api = RefereeApi(app)
-    api.ma_plugin.converter.add_attribute_function(schemas.nullable_ref)
+    api = RefereeApi(app, spec_kwargs={"marshmallow_plugin": oneof.OneOfPlugin(),
+                                       "extra_plugins": [spec.SurfacePlugin()]})
+    api.ma_plugin.converter.add_attribute_function(schemas.component_ref)
+    api.ma_plugin.converter.add_attribute_function(schemas.no_null_default)
     api.spec.components.security_scheme(
         "seatToken", {"type": "http", "scheme": "bearer",
                       "description": "a seat token from POST /v1/games or POST /v1/join"})
@@ -127,12 +131,35 @@ def create_app(settings: Settings | None = None) -> Flask:
     _register_referee_errors(app)
     lobby_routes.register(app)
     if settings.cors_origins:
-        CORS(app, origins=list(settings.cors_origins),
-             expose_headers=["ETag", "Location", "Retry-After", "Idempotent-Replayed",
-                             "Preference-Applied"],
-             allow_headers=["Authorization", "Content-Type", "If-Match", "Idempotency-Key",
-                            "If-None-Match", "Prefer", "Last-Event-ID"])
+        _install_cors(app, settings.cors_origins)
     return app
+
+
+CORS_ALLOW_HEADERS = ("Authorization", "Content-Type", "If-Match", "If-None-Match",
+                      "Idempotency-Key", "X-API-Key", "Last-Event-ID", "Prefer",
+                      "Accept-Language")
+"""The request headers a browser on another origin may send (the preflight allows them)."""
+CORS_EXPOSE_HEADERS = ("ETag", "Location", "Retry-After", "Idempotent-Replayed",
+                       "Content-Language", "RateLimit", "RateLimit-Policy",
+                       "Preference-Applied")
+"""The response headers its scripts may read."""
+CORS_MAX_AGE = 7200
+"""How long a browser may keep a preflight's answer (seconds; Chromium's own cap)."""
+
+
+def _install_cors(app: Flask, origins: tuple[str, ...]) -> None:
+    """CORS for ``origins`` (``RUMMY_CORS_ORIGINS``): ``*`` answers every origin with
+    ``*``; a list answers each listed origin with itself, so every answer then says
+    ``Vary: Origin`` (a cache must not hand one origin's answer to another), whether or not
+    the request had an ``Origin``."""
+    anyone = origins == ("*",)
+    CORS(app, origins=list(origins), send_wildcard=anyone, max_age=CORS_MAX_AGE,
+         expose_headers=list(CORS_EXPOSE_HEADERS), allow_headers=list(CORS_ALLOW_HEADERS))
+    if not anyone:
+        @app.after_request
+        def vary_on_origin(response: Response) -> Response:
+            response.vary.add("Origin")
+            return response
 
 
 class RefereeApi(Api):  # type: ignore[misc]

@@ -3,12 +3,17 @@
 flask-smorest parses a move's body, headers and query string with marshmallow schemas
 (:class:`~service.api.schemas.MoveSchema`, ``MoveHeadersSchema``, ``MoveQuerySchema``),
 which also document them in the OpenAPI document. The loaders here answer the common case
-without marshmallow: they return what the schema would load only when they can tell the
-input is valid (canonical card codes, the fields a move type allows, lengths and choices
-within the schema's limits), and ``None`` otherwise — then the schema parses it as before,
-so every error, and every input that needs normalizing (``"10H"``, ``{"card": "JK", "as":
-…}``, ``"dry_run": "true"``), gets exactly the schema's answer. The documentation is
-untouched: the decorators stay as they are.
+without marshmallow's machinery: they return what the schema would load only when they can
+tell the input is valid, and ``None`` otherwise — then the schema parses it as before, so
+every error, and every input that needs normalizing (``"10H"``, ``{"card": "JK", "as":
+…}``, ``"dry_run": "true"``), gets exactly the schema's answer.
+
+Nothing here repeats the contract: each check is derived, once, from the schemas' declared
+fields and validators (:func:`_value_check`): a field of a kind or with a validator it does
+not know, or a schema with hooks of its own (a ``validates_schema`` …), sends the input to
+the schema path. A move body that passes is what the move
+type's schema would load unchanged, so it becomes the engine's move by that schema's own
+:meth:`~service.api.schemas.TypedMoveSchema.make`.
 """
 
 from __future__ import annotations
@@ -22,12 +27,15 @@ import marshmallow as ma
 import orjson
 from flask import Request
 from gunicorn.http.errors import ParseException
+from marshmallow import fields, validate
+from marshmallow.decorators import POST_LOAD
 from webargs.core import is_json
 from werkzeug.exceptions import BadRequest, ClientDisconnected
 from werkzeug.utils import cached_property
 
 from service.api import schemas
 from service.rules.cards import JOKER, standard_deck
+from service.rules.moves import Move
 
 
 def _loads(raw: bytes) -> Any:
@@ -43,53 +51,92 @@ def _loads(raw: bytes) -> Any:
 CARDS = frozenset([*standard_deck(), JOKER])
 """Canonical card codes: loaded by ``CardCode`` as they are."""
 
-_ALLOWED = {kind: frozenset(fields) for kind, fields in schemas._ALLOWED_BY_TYPE.items()}
-_REQUIRED = {kind: frozenset(fields) for kind, fields in schemas._REQUIRED_BY_TYPE.items()}
+Check = Callable[[Any], bool]
+"""True when a field's schema certainly loads the value, unchanged."""
 
 
-def _meld_id(value: Any) -> bool:
-    return type(value) is str and 1 <= len(value) <= 20
+def _never(value: Any) -> bool:
+    return False
 
 
-def _cards(value: Any) -> bool:
-    return (type(value) is list and 1 <= len(value) <= 30
-            and all(type(c) is str and c in CARDS for c in value))
+def _validator_check(validator: Any) -> Check | None:
+    """What a marshmallow validator accepts, for the validators the schemas use."""
+    if isinstance(validator, validate.Length) and validator.equal is None:
+        low = 0 if validator.min is None else validator.min
+        high = validator.max
+        return lambda v: low <= len(v) and (high is None or len(v) <= high)
+    if isinstance(validator, validate.OneOf):
+        choices = frozenset(validator.choices)
+        return lambda v: v in choices
+    return None
 
 
-def _melds(value: Any) -> bool:
-    return (type(value) is list and 1 <= len(value) <= 12
-            and all(type(m) is dict and m.keys() == {"cards"} and _cards(m["cards"])
-                    for m in value))
+def _value_check(field: fields.Field[Any]) -> Check:
+    """A check of the values ``field`` loads as they are (canonical card codes, JSON
+    booleans, strings and lists within its validators, nested strict objects)."""
+    kind: Check
+    if isinstance(field, schemas.CardCode | schemas.MeldCard):  # a code; a wild: the schema
+        kind = lambda v: type(v) is str and v in CARDS  # noqa: E731
+    elif isinstance(field, schemas.StrictBoolean):
+        kind = lambda v: type(v) is bool  # noqa: E731
+    elif type(field) is fields.String:
+        kind = lambda v: type(v) is str  # noqa: E731
+    elif type(field) is fields.List:
+        inner = _value_check(field.inner)
+        kind = lambda v: type(v) is list and all(inner(x) for x in v)  # noqa: E731
+    elif type(field) is fields.Nested and isinstance(field.schema, schemas.StrictSchema):
+        kind = _object_check(field.schema)
+    else:
+        return _never
+    checks = [_validator_check(v) for v in field.validators]
+    if None in checks:
+        return _never
+    if not checks:
+        return kind
+    return lambda v: kind(v) and all(check(v) for check in checks)  # type: ignore[misc]
 
 
-_FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
-    "source": lambda v: v in ("stock", "discard") and type(v) is str,
-    "card": lambda v: type(v) is str and v in CARDS,
-    "meld_id": _meld_id,
-    "cards": _cards,
-    "end": lambda v: v in ("low", "high") and type(v) is str,
-    "announce": lambda v: type(v) is bool,
-    "melds": _melds,
-}
-"""Fields whose common valid values load unchanged; ``lay_offs`` and ``take`` always go
-through the schema."""
+def _hooks(schema: ma.Schema) -> set[str]:
+    """The kinds of marshmallow hooks ``schema``'s class declares (``post_load`` …)."""
+    return {tag for name in dir(type(schema))
+            for tag in getattr(getattr(type(schema), name), "__marshmallow_hook__", None) or ()}
+
+
+def _object_check(schema: ma.Schema, *, makes: bool = False) -> Check:
+    """A check of the objects a strict ``schema`` (unknown fields refused, no defaults, no
+    hooks but, if it ``makes`` a value of what it loaded, a ``post_load``) loads as they
+    are: its own keys only, the required ones all there, each value passing its field's
+    check."""
+    loaded = {field.data_key or name: field for name, field in schema.load_fields.items()}
+    allowed_hooks = {POST_LOAD} if makes else set()
+    if (schema.unknown != ma.RAISE or not _hooks(schema) <= allowed_hooks
+            or any(f.load_default is not ma.missing for f in loaded.values())):
+        return _never
+    checks = {key: _value_check(field) for key, field in loaded.items()}
+    allowed = checks.keys()
+    required = frozenset(key for key, field in loaded.items() if field.required)
+
+    def check(value: Any) -> bool:
+        return (type(value) is dict and value.keys() <= allowed and required <= value.keys()
+                and all(checks[key](v) for key, v in value.items()))
+    return check
+
+
+MOVES: dict[str, tuple[Check, Callable[[dict[str, Any]], Move]]] = {
+    kind: (_object_check(schema, makes=True), schema.make)
+    for kind, schema in schemas.MoveSchema().choices.items()
+    if isinstance(schema, schemas.TypedMoveSchema)}
+"""Each move type's check and its schema's maker of the engine's move."""
 
 
 def valid_move(data: Any) -> bool:
-    """True when ``MoveSchema().load(data)`` certainly succeeds and returns ``data``."""
+    """True when ``MoveSchema().load(data)`` certainly succeeds, loading ``data`` as it is."""
     if type(data) is not dict:
         return False
     kind = data.get("type")
-    if type(kind) is not str or kind not in _ALLOWED:
+    if type(kind) is not str or kind not in MOVES:
         return False
-    names = data.keys() - {"type"}
-    if not names <= _ALLOWED[kind] or not _REQUIRED[kind] <= names:
-        return False
-    for name in names:
-        check = _FIELD_CHECKS.get(name)
-        if check is None or not check(data[name]):
-            return False
-    return True
+    return MOVES[kind][0](data)
 
 
 class BodyRequest(flask.Request):
@@ -130,20 +177,30 @@ class BodyRequest(flask.Request):
 
 
 def move_body(req: Request) -> dict[str, Any] | None:
-    """The loaded move body, or None to let the schema parse it."""
+    """The move body, when the schema would load it unchanged; else None (the schema
+    parses it)."""
     if not is_json(req.mimetype):
         return None
     raw = req.get_data(cache=True)
-    try:
-        data = _loads(raw)
-    except ValueError:  # not JSON, or not JSON orjson reads: the schema path says why
-        return None
+    data = _loads(raw)
     if not valid_move(data):
         return None
     if raw.count(b":") != _names(data):
         return None  # a key given twice (or a colon in a string): the schema path looks
     move: dict[str, Any] = data
     return move
+
+
+def move_of(data: Any) -> Move | None:
+    """``MoveSchema().load(data)`` (the engine's move) when :func:`valid_move`, else None."""
+    return MOVES[data["type"]][1](data) if valid_move(data) else None
+
+
+def load_move(req: Request) -> Move | None:
+    """``MoveSchema``'s load of the body (the engine's move), or None to let the schema
+    parse it."""
+    data = move_body(req)
+    return None if data is None else MOVES[data["type"]][1](data)
 
 
 def _names(value: Any) -> int:
@@ -159,25 +216,37 @@ def _names(value: Any) -> int:
     return 0
 
 
-def move_headers(req: Request) -> dict[str, Any] | None:
-    """``MoveHeadersSchema``'s load when there is no ``Idempotency-Key`` to validate."""
-    headers = req.headers
-    if "Idempotency-Key" in headers:
-        return None
-    if_match = headers.get("If-Match")
-    return {} if if_match is None else {"if_match": if_match}
+def _flat_loader(schema: ma.Schema, location: str) -> Callable[[Request], Any]:
+    """A loader of a flat ``schema`` (``location``: ``"headers"`` or ``"query"``): the
+    defaults of the keys not given, and a given value as it is when its field is a
+    ``String`` without a validator (what it loads it as); any other key given, None (the
+    schema parses them)."""
+    loaded = {field.data_key or name: (name, field)
+              for name, field in schema.load_fields.items()}
+    defaults = {name: field.load_default for name, field in loaded.values()
+                if field.load_default is not ma.missing}
+    plain = frozenset(key for key, (_, field) in loaded.items()
+                      if type(field) is fields.String and not field.validators)
+
+    def load(req: Request) -> dict[str, Any] | None:
+        if location == "query" and not req.query_string:
+            return dict(defaults)
+        given: Any = req.headers if location == "headers" else req.args
+        out = dict(defaults)
+        for key, (name, _) in loaded.items():
+            value = given.get(key)
+            if value is not None:
+                if key not in plain:
+                    return None
+                out[name] = value
+        return out
+    return load
 
 
-def move_query(req: Request) -> dict[str, Any] | None:
-    """``MoveQuerySchema``'s load when ``dry_run`` is not given."""
-    if not req.query_string:
-        return {"dry_run": False}
-    return None if "dry_run" in req.args or "include" in req.args else {"dry_run": False}
-
-
-LOADERS: dict[tuple[type[ma.Schema], str], Callable[[Request], dict[str, Any] | None]] = {
-    (schemas.MoveSchema, "json"): move_body,
-    (schemas.MoveHeadersSchema, "headers"): move_headers,
-    (schemas.MoveQuerySchema, "query"): move_query,
+LOADERS: dict[tuple[type[ma.Schema], str], Callable[[Request], Any]] = {
+    (schemas.MoveSchema, "json"): load_move,
+    (schemas.MoveHeadersSchema, "headers"): _flat_loader(schemas.MoveHeadersSchema(),
+                                                         "headers"),
+    (schemas.MoveQuerySchema, "query"): _flat_loader(schemas.MoveQuerySchema(), "query"),
 }
 """Fast loaders by (schema class, location) as the routes declare them."""

@@ -1,10 +1,12 @@
 """Problems in the caller's language: Flask-Babel with gettext catalogs.
 
 The language is the best of :data:`LANGUAGES` by the request's ``Accept-Language`` (q-values
-honoured, a regional tag such as ``pt-BR`` counts for ``pt``; nothing known: English). Only
-the ``title`` and ``detail`` of problem documents (and the details of their ``reasons``),
-and the details of a meld check's ``errors``, are translated; ``code``, ``rule``, card codes
-and every other member stay as they are, and the answer says ``Content-Language``.
+honoured, a regional tag such as ``pt-BR`` counts for ``pt``; nothing known: English). The
+``title`` and ``detail`` of problem documents, the details of their ``reasons``, the
+per-field messages of a 400's ``errors`` (:data:`FIELD_MESSAGES`: marshmallow's and ours,
+read back from their English text) and the details of a meld check's ``errors`` are
+translated; ``code``, ``rule``, field names, card codes and every other member stay as they
+are, and the answer says ``Content-Language``.
 
 The rules engine stays free of gettext: a refusal carries a
 :class:`~service.rules.errors.Message` (an English template marked with ``N_`` and its
@@ -25,7 +27,9 @@ or changing a message::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+import string
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import flask_babel  # type: ignore[import-untyped]
@@ -67,6 +71,92 @@ FIXED_DETAILS = (
 """Fixed details written as plain strings elsewhere (the referee, routes, the store): a
 detail equal to one of these is translated by catalog look-up (tests/api/test_i18n.py checks
 each still occurs in the service's source)."""
+
+
+FIELD_MESSAGES = (
+    # marshmallow's (its fields and validators)
+    N_("Missing data for required field."), N_("Field may not be null."),
+    N_("Invalid value."), N_("Invalid type."), N_("Invalid input type."),
+    N_("Not a valid list."), N_("Not a valid string."), N_("Not a valid utf-8 string."),
+    N_("Not a valid number."), N_("Number too large."), N_("Not a valid integer."),
+    N_("Special numeric values (nan or infinity) are not permitted."),
+    N_("Not a valid boolean."), N_("Not a valid mapping type."),
+    N_("Must be one of: {choices}."),
+    N_("Must be greater than or equal to {min} and less than or equal to {max}."),
+    N_("Must be greater than or equal to {min}."), N_("Must be less than or equal to {max}."),
+    N_("Shorter than minimum length {min}."), N_("Longer than maximum length {max}."),
+    N_("Length must be between {min} and {max}."), N_("Length must be {equal}."),
+    N_("String does not match expected pattern."),
+    # the schemas' (service.api.schemas)
+    N_("unknown field; did you mean {close}? This object takes: {fields}"),
+    N_("unknown field; this object takes: {fields}"),
+    N_("{card} is not a card (expected a rank A 2-10 J Q K and a suit S H D C or ♠ ♥ ♦ ♣, "
+       "e.g. 'QS', '10♥'; JK for a joker)"),
+    N_("not a card code: {value}"), N_("unknown field(s): {fields}"),
+    N_('"card" is required'), N_('a card code or {{"card": ..., "as": ...}} is required'),
+    N_("a name needs a visible character and no control characters"),
+    N_("required for a {kind} move"), N_("not a field of a {kind} move"),
+    N_("unknown variant {variant}; known: {known}"),
+    # the knobs' (service.rules.ruleset)
+    N_("must be true or false"), N_("must be one of {choices}"), N_("must be {allowed}"),
+    N_("unknown knob"), N_("not a knob of variant {variant}"),
+    # moves and deals (service.rules.moves, service.rules.engine)
+    N_("a card code string is required"), N_("unknown field(s) {fields}"),
+    N_("a non-empty list of cards is required"), N_("a non-empty list of melds is required"),
+    N_('an object {{"cards": [...]}} is required'), N_("a list of lay-offs is required"),
+    N_("a string is required"), N_('an object {{"meld_id", "cards"}} is required'),
+    N_("a non-empty list is required"), N_('an object {{"meld_id", "card"}} is required'),
+    N_("{variant} is for {min} to {max} players, got {count}"),
+    N_("must be a seat from 0 to {last}"),
+    N_("one list of cards per player ({count}) is required"),
+    N_("seat {seat} is dealt {want} cards in hand {hand}, got {got}"),
+    N_("a list of card codes is required"),
+    # score sheets (service.sheets)
+    N_("no player {name} on this sheet (players: {players})"),
+    N_("a list of the cards this player still holds ([] for none)"),
+    N_("at most 120 cards"), N_("true or false"), N_("a list of player names"),
+    N_("{player} is named twice"), N_("{player} is given twice"),
+    N_("{player} is out of the match: leave them out"), N_("a number of points"),
+    N_("a whole number from 0 to 4"), N_("{name} is out of the match"),
+)
+"""The messages of a 400's ``errors`` (per field), as ``str.format`` templates of the English
+texts marshmallow and the service write: a message is read back into its template and
+parameters (:func:`field_message`) and translated as a :class:`Message` is."""
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    parts = []
+    for literal, name, _, _ in string.Formatter().parse(template):
+        parts.append(re.escape(literal))
+        if name:
+            parts.append(f"(?P<{name}>.+?)")
+    return re.compile("".join(parts), re.DOTALL)
+
+
+_FIELD_PATTERNS = sorted(
+    ((_pattern(t), t) for t in FIELD_MESSAGES),
+    key=lambda pair: -sum(len(lit) for lit, *_ in string.Formatter().parse(pair[1])))
+"""The templates, the most specific (the most literal text) first."""
+
+
+class FieldMessage(Message):
+    """A per-field message read back from its English text: its template formatted even
+    without parameters (``{{`` is a brace), its parameters inserted as they were written."""
+
+    def render(self, translate: Callable[[str], str] = str) -> str:
+        return translate(self.template).format(**self.params)
+
+
+def field_message(text: str) -> str | Message:
+    """``text`` (an English per-field message) as a translatable :class:`Message` when it
+    is one of :data:`FIELD_MESSAGES`, else as it is."""
+    for pattern, template in _FIELD_PATTERNS:
+        found = pattern.fullmatch(text)
+        if found:
+            message = FieldMessage(template, found.groupdict())
+            if str(message) == text:
+                return message
+    return text
 
 
 def choose_language(header: str | None, languages: Iterable[str] = LANGUAGES) -> str:

@@ -4,9 +4,11 @@ its code, the host's cancel and reopen, a seat's token rotation and rematch. The
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
-from flask import Flask, Response, current_app
+from flask import Flask, Response, current_app, request
 from flask.views import MethodView
 
 from service.api import schemas, security
@@ -19,7 +21,8 @@ from service.api.routes import (
     _problems,
     _view_answer,
 )
-from service.referee.lobby import LobbyError, LobbyReferee, NotStarted
+from service.referee.games import Answer
+from service.referee.lobby import LobbyError, LobbyReferee, NotStarted, Retry
 
 blp = ApiBlueprint("lobby", __name__, url_prefix="/v1",
                    description="Open seats, join codes, the host token, token rotation and "
@@ -34,24 +37,46 @@ def _lobby() -> LobbyReferee:
     return referee
 
 
+def _retry() -> Retry | None:
+    """The request's ``Idempotency-Key`` (validated) with its fingerprint: the path and
+    the body as JSON."""
+    headers = blp.ARGUMENTS_PARSER.parse(schemas.RetryHeadersSchema, location="headers")
+    key = headers.get("idempotency_key")
+    if key is None:
+        return None
+    body = json.dumps(request.get_json(force=True, silent=True), sort_keys=True,
+                      separators=(",", ":"))
+    return Retry(key, hashlib.sha256(f"{request.path}|{body}".encode()).hexdigest())
+
+
+def _granted(answer: Answer) -> Response:
+    """A seat granted (joined, rematched): 201, private, ``Location`` its seat view."""
+    resp = _json(answer.body, 201, version=answer.version if "game" in answer.body else None,
+                 private=True)
+    resp.headers["Location"] = f"/v1/games/{answer.body['game_id']}/me"
+    if answer.replayed:
+        resp.headers["Idempotent-Replayed"] = "true"
+    return resp
+
+
 @blp.route("/join")
 class Join(MethodView):
+    @blp.arguments(schemas.RetryHeadersSchema, location="headers", as_kwargs=True)
     @blp.arguments(schemas.JoinSchema)
     @blp.response(201, schemas.JoinedSchema)
-    @_problems(400, 404, 409, 413, 415, 429)
-    def post(self, data: dict[str, Any]) -> Response:
+    @_problems(400, 404, 409, 413, 415, 422, 429)
+    def post(self, data: dict[str, Any], **_headers: Any) -> Response:
         """Take an open seat of a waiting game by its join code.
 
         The answer holds that seat's own token and its view. A wrong code is `404`; a game
         with no open seat left (or that has started), or the asked `seat` taken, `409`
         `SEAT_TAKEN`. When the last open seat is taken the game is dealt at once (a
         `dealt` event) and plays. Attempts are limited per client address
-        (`RUMMY_JOIN_RATE_LIMITS`, 429)."""
+        (`RUMMY_JOIN_RATE_LIMITS`, 429). With an `Idempotency-Key`, a join retried after
+        a lost answer gets the same seat and token again (`Idempotent-Replayed: true`),
+        not a second seat."""
         security.check_join_limit()
-        answer = _lobby().join(data["code"], data["name"], data["seat"])
-        resp = _json(answer.body, 201, version=answer.version, private=True)
-        resp.headers["Location"] = f"/v1/games/{answer.body['game_id']}/me"
-        return resp
+        return _granted(_lobby().join(data["code"], data["name"], data["seat"], _retry()))
 
 
 @blp.route("/join/<code>")
@@ -113,19 +138,19 @@ class Token(MethodView):
 @blp.route("/games/<game_id>/rematch")
 class Rematch(MethodView):
     @blp.doc(security=SEAT_AUTH)
+    @blp.arguments(schemas.RetryHeadersSchema, location="headers", as_kwargs=True)
     @blp.response(201, schemas.SeatGrantSchema)
-    @_problems(401, 403, 404, 409)
-    def post(self, game_id: str) -> Response:
+    @_problems(400, 401, 403, 404, 409, 422)
+    def post(self, game_id: str, **_headers: Any) -> Response:
         """The next match of a finished game: the same variant, rules and names, the first
         dealer one seat to the left.
 
         It is made once: every seat that asks gets the same new game and its own token of
         it (once: `409 REMATCH_CLAIMED` when asked again). The old game's views then name
-        it (`rematch`). `409 GAME_NOT_FINISHED` before the game is over."""
-        answer = _lobby().rematch(game_id, _bearer())
-        resp = _json(answer.body, 201, private=True)
-        resp.headers["Location"] = f"/v1/games/{answer.body['game_id']}/me"
-        return resp
+        it (`rematch`). `409 GAME_NOT_FINISHED` before the game is over. With an
+        `Idempotency-Key`, a request retried after a lost answer gets the same token
+        again instead of the 409."""
+        return _granted(_lobby().rematch(game_id, _bearer(), _retry()))
 
 
 def register(app: Flask) -> None:

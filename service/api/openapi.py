@@ -1,4 +1,5 @@
-"""Print the OpenAPI document the app generates (committed as ``openapi/openapi.json``).
+"""Print the OpenAPI document the app generates (committed as ``openapi/openapi.json``; what
+it says beyond the routes' decorators: :mod:`service.api.spec`).
 
     python -m service.api.openapi > openapi/openapi.json
 """
@@ -13,7 +14,7 @@ from service.config import Settings
 
 
 def document() -> dict[str, Any]:
-    """The OpenAPI 3 document, generated from the schemas (no Redis needed)."""
+    """The OpenAPI document, generated from the schemas (no Redis needed)."""
     from service.app import create_app
 
     app = create_app(Settings(redis_url="redis://127.0.0.1:1/0"))

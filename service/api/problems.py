@@ -58,7 +58,20 @@ class Problem(Exception):
         if "reasons" in doc:
             doc["reasons"] = [{**r, "detail": i18n.translate(r["detail"])}
                               for r in doc["reasons"]]
+        if doc.get("errors") and i18n.language() != i18n.DEFAULT:
+            self._translate_errors(doc)
         return doc
+
+    def _translate_errors(self, doc: dict[str, Any]) -> None:
+        """A 400's per-field messages in the request's language, and its detail too when
+        it is only those messages (``field: message; …``, as a bad move or sheet says)."""
+        english = doc["errors"]
+        doc["errors"] = [{**e, "message": i18n.translate(i18n.field_message(e["message"]))}
+                         if isinstance(e.get("message"), str) else e for e in english]
+        listed = "; ".join(f"{e.get('field')}: {e.get('message')}" for e in english)
+        if self.message == listed:
+            doc["detail"] = "; ".join(f"{e.get('field')}: {e.get('message')}"
+                                      for e in doc["errors"])
 
     def response(self) -> Response:
         resp = Response(json.dumps(self.body()), status=self.status, mimetype=PROBLEM_MIMETYPE)

@@ -7,16 +7,20 @@ dicts, so no schema sits on the hot path).
 
 from __future__ import annotations
 
+import copy
+import difflib
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from service.api.oneof import Choice, OneOfSchema
 from service.numbers import integer
-from service.rules import CardError, Code
+from service.rules import CardError, Code, moves, views
 from service.rules.cards import canonical
-from service.rules.moves import MOVE_TYPES
+from service.rules.melds import Piece
 from service.rules.ruleset import Knob, rules_errors
 from service.rules.variants import KNOBS, VARIANTS
 
@@ -31,15 +35,37 @@ NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\
 control characters (a NUL, a line break, an escape); any other text goes."""
 
 
-class CardCode(fields.String):
-    """A card code (C-CARD): ``QS``, ``TH`` (``10H`` accepted), ``JK``; loads canonical."""
+CARD_PATTERN = ("^\\s*([Jj][Kk]|[Jj][Oo][Kk][Ee][Rr]|\U0001f0cf|(10|[AaTtJjQqKk2-9])\\s*"
+                "[SsHhDdCc\u2660\u2664\u2665\u2661\u2666\u2662\u2663\u2667]"
+                "[\ufe0e\ufe0f]?)\\s*$")
+"""The card codes input takes (:func:`service.rules.cards.read_card`)."""
+LENIENT_CARD = ("a card as people write it: rank A 2-10 J Q K (or T) and suit S H D C or "
+                "♠ ♥ ♦ ♣, any letter case (`10♥`, `q♠`, `7d`); `JK` for a joker. Answers "
+                "use the canonical code (`TH`, `QS`, `7D`)")
+CARD_CODE_SPEC: dict[str, Any] = {
+    "type": "string", "pattern": CARD_PATTERN, "example": "QS",
+    "examples": ["QS", "TH", "10h", "q♠", "JK"],
+    "description": "Card code (C-CARD), " + LENIENT_CARD}
+MELD_CARD_SPEC: dict[str, Any] = {
+    "description": "a card in a meld: its code, or a wild with what it stands for",
+    "oneOf": [
+        {"$ref": "#/components/schemas/CardCode"},
+        {"type": "object", "required": ["card"], "additionalProperties": False,
+         "properties": {"card": {"$ref": "#/components/schemas/CardCode"},
+                        "as": {"anyOf": [{"$ref": "#/components/schemas/CardCode"},
+                                         {"type": "null"}],
+                               "description": "what the wild stands for (C-MELD); "
+                                              "null or absent: the referee chooses"}}},
+    ],
+}
 
-    def __init__(self, **kwargs: Any) -> None:
-        metadata = {"description": "Card code: rank A 2-9 T J Q K (or 10) + suit S H D C; "
-                                   "JK for a joker", "example": "QS",
-                    "pattern": "^(JK|(10|[A2-9TJQK])[SHDC])$"}
-        metadata.update(kwargs.pop("metadata", {}))
-        super().__init__(metadata=metadata, **kwargs)
+
+class CardCode(fields.String):
+    """A card code (C-CARD) as people type it (:func:`~service.rules.cards.read_card`:
+    ``QS``, ``10h``, ``q♠``, ``JK``); loads canonical, and a bad one's error quotes it as
+    sent. Documented as the ``CardCode`` component."""
+
+    component = "CardCode"
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
         text = super()._deserialize(value, attr, data, **kwargs)
@@ -50,7 +76,10 @@ class CardCode(fields.String):
 
 
 class MeldCard(fields.Field[Any]):
-    """A card in a meld: a code, or ``{"card": "JK", "as": "QH"}`` declaring a wild."""
+    """A card in a meld: a code, or ``{"card": "JK", "as": "QH"}`` declaring a wild
+    (the ``MeldCard`` component)."""
+
+    component = "MeldCard"
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
         if isinstance(value, str):
@@ -68,16 +97,43 @@ class MeldCard(fields.Field[Any]):
         raise ma.ValidationError('a card code or {"card": ..., "as": ...} is required')
 
 
-MELD_CARD_SPEC = {
-    "oneOf": [
-        {"type": "string", "example": "7H"},
-        {"type": "object", "required": ["card"], "additionalProperties": False,
-         "properties": {"card": {"type": "string", "example": "JK"},
-                        "as": {"type": "string", "example": "QH", "nullable": True,
-                               "description": "what the wild stands for (C-MELD); "
-                                              "null or absent: the referee chooses"}}},
-    ],
-}
+class RulesField(fields.Dict):
+    """A body's knob overrides, documented once as the ``Rules`` component."""
+
+    component = "Rules"
+
+    def __init__(self, **kwargs: Any) -> None:
+        if not kwargs.get("required"):
+            kwargs.setdefault("load_default", dict)
+        super().__init__(keys=fields.String(), **kwargs)
+
+
+def no_null_default(converter: Any, field: fields.Field[Any], ret: dict[str, Any],
+                    **kwargs: Any) -> dict[str, Any]:
+    """apispec attribute function: no ``default: null`` (absent already means null), which
+    generators such as openapi-typescript read as "always present", making an optional
+    field (``dealer``, ``seat``) required in a request body."""
+    if "default" in ret and ret["default"] is None:
+        del ret["default"]
+    return {}
+
+
+def component_ref(converter: Any, field: fields.Field[Any], ret: dict[str, Any],
+                  **kwargs: Any) -> dict[str, Any]:
+    """apispec attribute function: a field of a class with a ``component`` (cards, meld
+    cards, rules) as a ``$ref`` to that component (``anyOf`` it and null when it may be
+    null), keeping the field's own description, so every operation shares one schema
+    (one model in a generated client)."""
+    name = getattr(field, "component", None)
+    if name is None:
+        return {}
+    description = field.metadata.get("description")
+    ret.clear()
+    ref = {"$ref": f"#/components/schemas/{name}"}
+    out: dict[str, Any] = {"anyOf": [ref, {"type": "null"}]} if field.allow_none else ref
+    if description:
+        out["description"] = description
+    return out
 
 
 class StrictBoolean(fields.Boolean):
@@ -103,9 +159,42 @@ class QueryInteger(fields.Integer):
         return super()._validated(value)
 
 
+UNKNOWN_FIELD = "Unknown field."
+"""marshmallow's message for a field a strict schema does not take."""
+ALIASES = {"from": "source", "pile": "source", "kind": "type", "action": "type",
+           "move": "type", "meld": "melds", "id": "meld_id", "players_names": "players"}
+"""Field names people try for a field of ours (a close match that difflib cannot see)."""
+
+
+def unknown_field_message(name: str, taken: list[str]) -> str:
+    """What to say of an unknown field ``name`` in an object that takes ``taken``: a close
+    match first (``from`` → ``source``), then every field the object takes."""
+    close = ALIASES.get(name) if ALIASES.get(name) in taken else None
+    if close is None:
+        matches = difflib.get_close_matches(name, taken, n=1, cutoff=0.6)
+        close = matches[0] if matches else None
+    listed = ", ".join(taken)
+    if close is not None:
+        return f"unknown field; did you mean {close!r}? This object takes: {listed}"
+    return f"unknown field; this object takes: {listed}"
+
+
 class StrictSchema(ma.Schema):
+    """A request object: an unknown field is refused, and its error names the fields the
+    object takes (a close match first)."""
+
     class Meta:
         unknown = ma.RAISE
+
+    def handle_error(self, error: ma.ValidationError, data: Any, *, many: bool,
+                     **kwargs: Any) -> None:
+        messages = error.messages
+        if many or not isinstance(messages, dict):
+            return
+        taken = [f.data_key or name for name, f in self.load_fields.items()]
+        for key, value in messages.items():
+            if value == [UNKNOWN_FIELD]:
+                messages[key] = [unknown_field_message(str(key), taken)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -157,7 +246,7 @@ def _knobs_spec() -> dict[str, Any]:
             if knob.maximum is not None:
                 spec["maximum"] = knob.maximum
             if knob.nullable:
-                spec["nullable"] = True
+                spec["type"] = [spec["type"], "null"]
         elif knob.kind == "int_or_enum":
             spec["oneOf"] = [{"type": "integer", "minimum": knob.minimum,
                               "maximum": knob.maximum},
@@ -169,10 +258,11 @@ def _knobs_spec() -> dict[str, Any]:
                                         "maximum": knob.key_limits(c)[1]}
                                     for c in knob.choices})
             if knob.nullable:
-                spec["nullable"] = True
+                spec["type"] = [spec["type"], "null"]
         props[knob.name] = spec
     return {"type": "object", "additionalProperties": False, "properties": props,
-            "description": "Knob overrides (see GET /v1/variants for each variant's knobs)."}
+            "description": "Knob values: a body's overrides, a view's whole rules (see GET "
+                           "/v1/variants for each variant's knobs)."}
 
 
 def check_variant_and_rules(data: dict[str, Any]) -> None:
@@ -201,7 +291,7 @@ class GameCreateSchema(StrictSchema):
                           metadata={"example": ["Ana", "Bo"], "description": (
                               "the players' names, seat by seat; `null` for an open seat, "
                               "taken with POST /v1/join and the answer's `join_code`")})
-    rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
+    rules = RulesField()
     dealer = fields.Integer(load_default=None, allow_none=True, strict=True,
                             validate=validate.Range(min=0, max=MAX_PLAYERS - 1),
                             metadata={"description": "first dealer's seat (random if absent)"})
@@ -266,7 +356,9 @@ class SeatSummarySchema(ma.Schema):
 
 class TurnSchema(ma.Schema):
     seat = fields.Integer(required=True)
-    phase = fields.String(required=True, validate=validate.OneOf(["draw", "play"]))
+    phase = fields.String(required=True, validate=validate.OneOf(["draw", "play", "lay_out"]),
+                          metadata={"description": "gin: `lay_out` after a knock, while the "
+                                                   "other seat lays its cards out (GIN-LAYOFF)"})
     deadline = fields.String(allow_none=True, metadata={
         "format": "date-time",
         "description": "with knob clock: when this turn's time runs out (RFC 3339, UTC, the "
@@ -281,6 +373,11 @@ class MatchEndSchema(ma.Schema):
         ["resigned", "timeout", "aborted"]))
     seat = fields.Integer(required=True, metadata={
         "description": "the seat that resigned, ran out of time or aborted"})
+
+
+class HandContractSchema(ma.Schema):
+    number = fields.Integer(required=True)
+    made = fields.Boolean(required=True)
 
 
 class HandResultSchema(ma.Schema):
@@ -304,6 +401,9 @@ class HandResultSchema(ma.Schema):
         "description": "gin: each seat's box bonus (GIN-END)"})
     shutout = fields.Boolean(metadata={"description": "gin: the winner's total doubled"})
     match_winner = fields.Integer(metadata={"description": "gin: who won the match"})
+    contracts = fields.List(fields.Nested(HandContractSchema), metadata={
+        "description": "Dummy rummy: each seat's contract this hand and whether it was made "
+                       "(DUMMY-CONTRACTS)"})
 
 
 class GinKnockSchema(ma.Schema):
@@ -329,7 +429,8 @@ class GinFactsSchema(ma.Schema):
 class PublicViewSchema(ma.Schema):
     game_id = fields.String(required=True)
     variant = fields.String(required=True)
-    rules = fields.Dict(required=True)
+    rules = RulesField(required=True, metadata={
+        "description": "every knob's value in this game"})
     status = fields.String(required=True, validate=validate.OneOf(
         ["waiting", "playing", "finished", "aborted"]), metadata={
         "description": "`waiting`: a seat is open, nothing is dealt; `aborted`: cancelled "
@@ -405,100 +506,251 @@ class GameCreatedSchema(ma.Schema):
 # Moves
 
 
+MAX_MELD_CARDS = 30
+"""The most cards in one meld or one lay-off."""
+MAX_MELDS = 12
+"""The most new melds (or lay-offs) in one move."""
+MAX_TAKES = 8
+"""The most cards one take_from_meld takes."""
+MELD_ID = validate.Length(min=1, max=20)
+"""A table meld's id, as a move names it."""
+
+
+def _meld_cards(**kwargs: Any) -> fields.List[Any]:
+    return fields.List(MeldCard(),
+                       validate=validate.Length(min=1, max=MAX_MELD_CARDS), **kwargs)
+
+
 class MeldSpecSchema(StrictSchema):
-    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC), required=True,
-                        validate=validate.Length(min=1, max=30))
+    cards = _meld_cards(required=True)
 
 
 class TakeSchema(StrictSchema):
-    meld_id = fields.String(required=True, validate=validate.Length(min=1, max=20))
+    meld_id = fields.String(required=True, validate=MELD_ID)
     card = CardCode(required=True)
 
 
-_REQUIRED_BY_TYPE = {
-    "draw": ("source",),
-    "meld": ("melds",),
-    "lay_off": ("meld_id", "cards"),
-    "swap_joker": ("meld_id", "card"),
-    "take_from_meld": ("take", "melds"),
-    "discard": ("card",),
-    "cut_in": (),
-    "resign": (),
-    "abort": (),
-    "claim_timeout": (),
-    "pass": (),
-    "knock": ("melds",),
-    "lay_out": (),
-}
-_ALLOWED_BY_TYPE = {
-    "draw": {"source"},
-    "meld": {"melds", "lay_offs"},
-    "lay_off": {"meld_id", "cards", "end"},
-    "swap_joker": {"meld_id", "card"},
-    "take_from_meld": {"take", "melds"},
-    "discard": {"card", "announce"},
-    "cut_in": set(),
-    "resign": set(),
-    "abort": set(),
-    "claim_timeout": set(),
-    "pass": set(),
-    "knock": {"card", "melds", "lay_offs"},
-    "lay_out": {"melds", "lay_offs"},
-}
-
-
 class LayOffSpecSchema(StrictSchema):
-    meld_id = fields.String(required=True, validate=validate.Length(min=1, max=20))
-    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC), required=True,
-                        validate=validate.Length(min=1, max=30))
+    meld_id = fields.String(required=True, validate=MELD_ID)
+    cards = _meld_cards(required=True)
     end = fields.String(validate=validate.OneOf(["low", "high"]))
 
 
-class MoveSchema(StrictSchema):
-    """A proposed move; which fields it needs depends on ``type`` (docs/api.md "Moves")."""
+def pieces(cards: list[Any]) -> tuple[Piece, ...]:
+    """Loaded meld cards (codes, or ``{"card", "as"}``) as the engine's pieces."""
+    return tuple(Piece(c) if isinstance(c, str) else Piece(c["card"], c.get("as"))
+                 for c in cards)
 
-    type = fields.String(required=True, validate=validate.OneOf(MOVE_TYPES))
-    source = fields.String(validate=validate.OneOf(["stock", "discard"]),
-                           metadata={"description": "draw: where from"})
-    melds = fields.List(fields.Nested(MeldSpecSchema), validate=validate.Length(max=12),
-                        metadata={"description": "meld / take_from_meld / knock / lay_out: "
-                                                 "new melds (GIN's lay_out may have none)"})
-    meld_id = fields.String(validate=validate.Length(min=1, max=20),
-                            metadata={"description": "lay_off / swap_joker: the table meld"})
-    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC),
-                        validate=validate.Length(min=1, max=30),
-                        metadata={"description": "lay_off: cards from hand"})
+
+def _melds(data: dict[str, Any]) -> tuple[tuple[Piece, ...], ...]:
+    return tuple(pieces(m["cards"]) for m in data.get("melds", ()))
+
+
+def _lay_off(data: dict[str, Any]) -> moves.LayOff:
+    return moves.LayOff(data["meld_id"], pieces(data["cards"]), data.get("end"))
+
+
+def _lay_offs(data: dict[str, Any]) -> tuple[moves.LayOff, ...]:
+    return tuple(_lay_off(lo) for lo in data.get("lay_offs", ()))
+
+
+class TypedMoveSchema(StrictSchema, Choice):
+    """One type of move: exactly its fields, each required where the type requires it; it
+    loads as the engine's move (:meth:`make`)."""
+
+    KIND = ""
+    """The move's ``type``."""
+
+    @ma.post_load
+    def _move(self, data: dict[str, Any], **kwargs: Any) -> moves.Move:
+        return self.make(data)
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        """The engine's move from this schema's loaded fields (or from a body the fast
+        path, :mod:`service.api.fastpath`, found the schema would load unchanged)."""
+        raise NotImplementedError
+
+
+def _kind(kind: str) -> fields.String:
+    return fields.String(required=True, validate=validate.OneOf([kind]))
+
+
+def _required(kind: str) -> dict[str, Any]:
+    return {"required": True, "error_messages": {"required": f"required for a {kind} move"}}
+
+
+def _source(kind: str) -> fields.String:
+    return fields.String(validate=validate.OneOf(["stock", "discard"]), **_required(kind),
+                         metadata={"description": "where from"})
+
+
+def _new_melds(*, at_least_one: bool = True, **kwargs: Any) -> fields.List[Any]:
+    checks = [validate.Length(max=MAX_MELDS)]
+    if at_least_one:
+        checks.append(validate.Length(min=1, error="a non-empty list of melds is required"))
+    return fields.List(fields.Nested(MeldSpecSchema), validate=checks, **kwargs)
+
+
+def _table_meld(kind: str, description: str) -> fields.String:
+    return fields.String(validate=MELD_ID, **_required(kind),
+                         metadata={"description": description})
+
+
+def _lay_offs_field(description: str) -> fields.List[Any]:
+    return fields.List(fields.Nested(LayOffSpecSchema), validate=validate.Length(max=MAX_MELDS),
+                       metadata={"description": description})
+
+
+LAY_OFFS_AFTER = ("lay-offs on melds already on the table, made after the new melds in the "
+                  "same action (they count toward an opening, R51-OPEN)")
+
+
+class DrawMoveSchema(TypedMoveSchema):
+    """Take the top card of the stock or of the discard pile (C-TURN)."""
+
+    KIND = "draw"
+    type = _kind(KIND)
+    source = _source(KIND)
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.Draw(data["source"])
+
+
+class MeldMoveSchema(TypedMoveSchema):
+    """Put new melds on the table, then optionally lay off on melds already there."""
+
+    KIND = "meld"
+    type = _kind(KIND)
+    melds = _new_melds(**_required(KIND), metadata={"description": "the new melds"})
+    lay_offs = _lay_offs_field(LAY_OFFS_AFTER)
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.MeldMove(_melds(data), _lay_offs(data))
+
+
+class LayOffMoveSchema(TypedMoveSchema):
+    """Add cards from hand to a meld on the table (C-LAYOFF)."""
+
+    KIND = "lay_off"
+    type = _kind(KIND)
+    meld_id = _table_meld(KIND, "the table meld")
+    cards = _meld_cards(**_required(KIND), metadata={"description": "cards from hand"})
     end = fields.String(validate=validate.OneOf(["low", "high"]),
-                        metadata={"description": "lay_off: which end of a run"})
-    card = CardCode(metadata={"description": "discard / swap_joker / knock: the card "
-                                             "(knock without it: big gin, GIN-KNOCK)"})
-    announce = StrictBoolean(metadata={"description": "discard: last-card call (R51-LAST)"})
-    take = fields.List(fields.Nested(TakeSchema), validate=validate.Length(min=1, max=8),
-                       metadata={"description": "take_from_meld: cards taken from melds"})
-    lay_offs = fields.List(fields.Nested(LayOffSpecSchema),
-                           validate=validate.Length(max=12),
-                           metadata={"description": "meld: lay-offs on melds already on the "
-                                                    "table, made after the new melds in the "
-                                                    "same action (they count toward an "
-                                                    "opening, R51-OPEN)"})
+                        metadata={"description": "which end of a run"})
 
-    @ma.validates_schema
-    def _fields_for_type(self, data: dict[str, Any], **kwargs: Any) -> None:
-        kind = data.get("type")
-        if kind not in _REQUIRED_BY_TYPE:
-            return
-        errors: dict[str, list[str]] = {}
-        for name in _REQUIRED_BY_TYPE[kind]:
-            if name not in data:
-                errors[name] = [f"required for a {kind} move"]
-        for name in set(data) - _ALLOWED_BY_TYPE[kind] - {"type"}:
-            errors[name] = [f"not a field of a {kind} move"]
-        if errors:
-            raise ma.ValidationError(errors)
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return _lay_off(data)
+
+
+class SwapJokerMoveSchema(TypedMoveSchema):
+    """Replace a melded joker with the card it stands for (R51-SWAP, WROTHAM-SWAP)."""
+
+    KIND = "swap_joker"
+    type = _kind(KIND)
+    meld_id = _table_meld(KIND, "the table meld holding the joker")
+    card = CardCode(**_required(KIND), metadata={"description": "the card from hand"})
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.SwapJoker(data["meld_id"], data["card"])
+
+
+class TakeFromMeldMoveSchema(TypedMoveSchema):
+    """Take cards from table melds and meld them anew (R51-TAKE)."""
+
+    KIND = "take_from_meld"
+    type = _kind(KIND)
+    take = fields.List(fields.Nested(TakeSchema), validate=validate.Length(min=1, max=MAX_TAKES),
+                       **_required(KIND), metadata={"description": "cards taken from melds"})
+    melds = _new_melds(**_required(KIND), metadata={"description": "the new melds"})
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.TakeFromMeld(tuple(moves.Take(t["meld_id"], t["card"])
+                                        for t in data["take"]), _melds(data))
+
+
+class DiscardMoveSchema(TypedMoveSchema):
+    """Put one card face up on the discard pile, ending the turn."""
+
+    KIND = "discard"
+    type = _kind(KIND)
+    card = CardCode(**_required(KIND), metadata={"description": "the card"})
+    announce = StrictBoolean(metadata={"description": "last-card call (R51-LAST)"})
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.Discard(data["card"], data.get("announce", False))
+
+
+class KnockMoveSchema(TypedMoveSchema):
+    """Gin: discard and lay out; the cards not melded are deadwood (GIN-KNOCK)."""
+
+    KIND = "knock"
+    type = _kind(KIND)
+    card = CardCode(metadata={"description": "the discard (without it: big gin, GIN-KNOCK)"})
+    melds = _new_melds(at_least_one=False, **_required(KIND),
+                       metadata={"description": "the knocker's melds"})
+    lay_offs = _lay_offs_field("refused: the knocker may not lay off (GIN-LAYOFF)")
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.Knock(data.get("card"), _melds(data), _lay_offs(data))
+
+
+class LayOutMoveSchema(TypedMoveSchema):
+    """Gin: the knocker's opponent lays out melds and lays off on the knocker's
+    (GIN-LAYOFF)."""
+
+    KIND = "lay_out"
+    type = _kind(KIND)
+    melds = _new_melds(at_least_one=False,
+                       metadata={"description": "new melds (there may be none)"})
+    lay_offs = _lay_offs_field("lay-offs on the knocker's melds")
+
+    def make(self, data: dict[str, Any]) -> moves.Move:
+        return moves.LayOut(_melds(data), _lay_offs(data))
+
+
+def _bare_move(name: str, kind: str, move: Callable[[], moves.Move],
+               doc: str) -> type[TypedMoveSchema]:
+    """The schema of a move with no field but its ``type``."""
+    made = move()
+    schema: type[TypedMoveSchema] = type(name, (TypedMoveSchema,), {
+        "__doc__": doc, "KIND": kind, "type": _kind(kind),
+        "make": lambda self, data: made, "__module__": __name__})
+    return schema
+
+
+CutInMoveSchema = _bare_move("CutInMoveSchema", "cut_in", moves.CutIn,
+                             "Claim the top discard out of turn (DUMMY-CUTIN).")
+PassMoveSchema = _bare_move("PassMoveSchema", "pass", moves.Pass,
+                            "Refuse the first upcard (GIN-FIRST), or pass at the wall "
+                            "(GIN-WALL).")
+ResignMoveSchema = _bare_move("ResignMoveSchema", "resign", moves.Resign,
+                              "Give up the match, in or out of turn (C-RESIGN).")
+AbortMoveSchema = _bare_move("AbortMoveSchema", "abort", moves.Abort,
+                             "Call the game off before the first move of the first hand "
+                             "(C-ABORT).")
+ClaimTimeoutMoveSchema = _bare_move("ClaimTimeoutMoveSchema", "claim_timeout",
+                                    moves.ClaimTimeout, "Claim the match from the seat whose "
+                                    "turn's deadline has passed (C-CLOCK).")
+
+
+MOVE_SCHEMAS: dict[str, type[TypedMoveSchema]] = {s.KIND: s for s in (
+    DrawMoveSchema, MeldMoveSchema, LayOffMoveSchema, SwapJokerMoveSchema, TakeFromMeldMoveSchema,
+    DiscardMoveSchema, CutInMoveSchema, PassMoveSchema, KnockMoveSchema, LayOutMoveSchema,
+    ResignMoveSchema, AbortMoveSchema, ClaimTimeoutMoveSchema)}
+
+
+class MoveSchema(OneOfSchema):
+    """A proposed move: one of the move types, each with its own fields (docs/api.md
+    "Moves"). Loads as the engine's move."""
+
+    CHOICES: ClassVar[Mapping[str, type[ma.Schema]]] = {
+        kind: MOVE_SCHEMAS[kind] for kind in moves.MOVE_TYPES}  # every type, in their order
+    NOUN = "move"
+    EXAMPLE: ClassVar[dict[str, Any]] = {"type": "draw", "source": "stock"}
 
 
 class MoveHeadersSchema(ma.Schema):
-    """The optional headers of a move (documented; parsed in the view)."""
+    """The optional headers of a move."""
 
     class Meta:
         unknown = ma.EXCLUDE
@@ -531,16 +783,133 @@ class MoveQuerySchema(ma.Schema):
                        "moves after the move (as `GET …/legal-moves` lists them)"})
 
 
-class EventSchema(ma.Schema):
-    class Meta:
-        unknown = ma.INCLUDE
+class TypedEventSchema(Choice):
+    """One type of event: exactly its fields (a seat's own facts, such as a card it drew,
+    only in that seat's answers and log)."""
 
-    type = fields.String(required=True, metadata={
-        "description": "draw, meld, lay_off, discard, stock_rebuilt, hand_end, game_end, "
-                       "dealt, cut_in, resign, abort, claim_timeout"})
+    KIND = ""
+    """The event's ``type``."""
     dry_run = fields.Boolean(metadata={
         "description": "true in a dry run's answer (what the move would do, as the seat may "
                        "know it before the move: see the dry_run parameter)"})
+
+
+def _event(kind: str, doc: str, /, **declared: fields.Field[Any]) -> type[TypedEventSchema]:
+    """The schema of the events of type ``kind``: ``declared`` and ``type``."""
+    name = "".join(part.title() for part in kind.split("_")) + "EventSchema"
+    schema: type[TypedEventSchema] = type(name, (TypedEventSchema,), {
+        "__doc__": doc, "__module__": __name__, "KIND": kind, "type": _kind(kind),
+        **declared})
+    return schema
+
+
+def _int(description: str | None = None, **kwargs: Any) -> fields.Integer:
+    return fields.Integer(required=True, metadata={"description": description} if description
+                          else {}, **kwargs)
+
+
+def _cards_of(description: str, required: bool = True) -> fields.List[Any]:
+    return fields.List(fields.String(), required=required,
+                       metadata={"description": description})
+
+
+def _text(description: str | None = None, **kwargs: Any) -> fields.String:
+    kwargs.setdefault("required", True)
+    return fields.String(metadata={"description": description} if description else {},
+                         **kwargs)
+
+
+def _meld_view() -> fields.Nested:
+    return fields.Nested(MeldViewSchema, required=True, metadata={
+        "description": "the meld as it is now"})
+
+
+def _optional_result_fields() -> dict[str, fields.Field[Any]]:
+    """``HandResultSchema``'s fields, only those a dry run's ``hand_end`` keeps required."""
+    out = {}
+    for name, field in HandResultSchema().fields.items():
+        field = copy.deepcopy(field)
+        field.required = name in views.DRY_RUN_HAND_END
+        out[name] = field
+    return out
+
+
+SEAT = "the seat that moved"
+EVENT_SCHEMAS = [
+    _event("draw", "A seat drew (C-TURN).", seat=_int(SEAT), source=_text(
+        validate=validate.OneOf(["stock", "discard"])), card=_text(
+        "the card: from the discard pile, for everyone; from the stock, for the seat only",
+        required=False)),
+    _event("meld", "A seat put new melds on the table.", seat=_int(SEAT), melds=fields.List(
+        fields.Nested(MeldViewSchema), required=True)),
+    _event("lay_off", "A seat laid cards off on a table meld (C-LAYOFF).", seat=_int(SEAT),
+           meld_id=_text(), cards=_cards_of("the cards laid off"), meld=_meld_view()),
+    _event("swap_joker", "A seat swapped a melded joker for its card (R51-SWAP, "
+           "WROTHAM-SWAP).", seat=_int(SEAT), meld_id=_text(), card=_text(),
+           meld=_meld_view()),
+    _event("take_from_meld", "A seat took cards from table melds (R51-TAKE).",
+           seat=_int(SEAT), take=fields.List(fields.Nested(TakeSchema), required=True)),
+    _event("discard", "A seat discarded, ending its turn.", seat=_int(SEAT), card=_text(),
+           announce=fields.Boolean(metadata={"description": "the last-card call (R51-LAST)"})),
+    _event("last_card", "A seat has one card left, announced (R51-LAST).", seat=_int(),
+           announced_by=_text(validate=validate.OneOf(["player", "referee"]))),
+    _event("penalty", "A seat took penalty cards (R51-LAST).", seat=_int(), rule=_text(),
+           count=_int("how many cards"), reason=_text(),
+           cards=_cards_of("the cards, for the seat only", required=False)),
+    _event("stock_rebuilt", "The empty stock was rebuilt from the discard pile (C-STOCK).",
+           policy=_text(), rebuilds=_int("rebuilds this hand"), stock_count=_int(),
+           discard_count=_int()),
+    _event("cut_in_claim", "A seat claimed the top discard out of turn (DUMMY-CUTIN).",
+           seat=_int(), card=_text(), next=_int("the seat to move")),
+    _event("cut_in", "A seat won a cut-in: the discard and stock cards (DUMMY-CUTIN).",
+           seat=_int(), card=_text(), stock_cards=_int("cards it took from the stock"),
+           cut_ins=_int("its cut-ins this hand"),
+           cards=_cards_of("the stock cards, for the seat only", required=False)),
+    _event("cut_in_denied", "Claims of a cut-in that were refused (DUMMY-CUTIN).",
+           seats=fields.List(fields.Integer(), required=True), reason=_text()),
+    _event("pass", "Gin: a seat refused the upcard or passed at the wall (GIN-FIRST, "
+           "GIN-WALL).", seat=_int(SEAT)),
+    _event("knock", "Gin: a seat knocked (GIN-KNOCK).", seat=_int(SEAT),
+           kind=_text(validate=validate.OneOf(["knock", "gin", "big_gin"])),
+           deadwood=_int(), hand=_cards_of("the knocker's cards, laid out")),
+    _event("lay_out", "Gin: the knocker's opponent laid out (GIN-LAYOFF).", seat=_int(SEAT),
+           deadwood=_int(), hand=_cards_of("the cards left")),
+    _event("hand_end", "The hand ended and was scored (a dry run's: only that it would end, "
+           "and why).", **_optional_result_fields(), totals=fields.List(fields.Float())),
+    _event("deal_revealed", "The ended hand's deal and seed, to check against its "
+           "commitment.", hand_number=_int(), seed=_text(), commitment=_text(),
+           arranged=fields.Boolean(required=True), dealer=_int(),
+           hands=fields.List(fields.List(fields.String()), required=True),
+           stock=_cards_of("the stock as dealt"), discard=_cards_of("the discard pile as dealt"),
+           rebuilds=fields.List(fields.Raw(), required=True, metadata={
+               "description": "each stock rebuild's new stock"})),
+    _event("dealt", "A hand was dealt.", hand_number=_int(), dealer=_int(),
+           first=_int("the seat to move first"), upcard=_text(allow_none=True),
+           stock_count=_int(), hand_counts=fields.List(fields.Integer(), required=True),
+           commitment=_text(allow_none=True), arranged=fields.Boolean(required=True),
+           hand=_cards_of("the seat's own cards, for the seat only", required=False)),
+    _event("game_end", "The match ended.", winners=fields.List(
+        fields.Integer(), required=True), totals=fields.List(fields.Float(), required=True),
+           end=fields.Nested(MatchEndSchema, metadata={"description": "how it ended early"})),
+    _event("resign", "A seat resigned (C-RESIGN).", seat=_int(SEAT)),
+    _event("abort", "A seat called the game off (C-ABORT).", seat=_int(SEAT)),
+    _event("claim_timeout", "A seat claimed the match on time (C-CLOCK).", seat=_int(SEAT),
+           late=_int("the seat whose time ran out")),
+    _event("seat_taken", "A player took an open seat.", seat=_int(), name=_text()),
+    _event("seat_opened", "The host opened a seat.", seat=_int()),
+    _event("token_rotated", "A seat replaced its token.", seat=_int()),
+    _event("rematch", "A seat made the rematch.", game_id=_text("the rematch"), seat=_int()),
+    _event("rematch_joined", "A seat joined the rematch.", game_id=_text("the rematch"),
+           seat=_int()),
+    _event("game_cancelled", "The host cancelled the game."),
+]
+
+
+class EventSchema(OneOfSchema):
+    """What happened: one of the event types, each with its own fields."""
+
+    CHOICES: ClassVar[Mapping[str, type[ma.Schema]]] = {s.KIND: s for s in EVENT_SCHEMAS}
+    NOUN = "event"
 
 
 class MoveResultSchema(ma.Schema):
@@ -586,7 +955,7 @@ class VariantSchema(ma.Schema):
     min_players = fields.Integer(required=True)
     max_players = fields.Integer(required=True)
     deck_size = fields.Integer(required=True)
-    rules = fields.Dict(required=True, metadata={"description": "the default knob values"})
+    rules = RulesField(required=True, metadata={"description": "the default knob values"})
     knobs = fields.List(fields.Nested(KnobSchema), required=True)
 
 
@@ -608,7 +977,11 @@ class ReasonSchema(ma.Schema):
 
 
 class ProblemSchema(ma.Schema):
-    """RFC 9457 problem details."""
+    """RFC 9457 problem details, with the extension members named here (and room for
+    more: a client keeps what it does not know)."""
+
+    class Meta:
+        unknown = ma.INCLUDE
 
     type = fields.String(required=True)
     title = fields.String(required=True)
@@ -626,23 +999,14 @@ class ProblemSchema(ma.Schema):
                          metadata={"description": "400: each bad field"})
     reasons = fields.List(fields.Nested(ReasonSchema),
                           metadata={"description": "422: every reason when there are several"})
-
-
-def nullable_ref(converter: Any, field: fields.Field[Any], ret: dict[str, Any],
-                 **kwargs: Any) -> dict[str, Any]:
-    """apispec attribute function: a nullable ``Nested`` as ``allOf: [$ref]`` with
-    ``nullable: true`` (OpenAPI 3.0), not apispec's ``anyOf`` of the schema and an empty
-    nullable object, which client generators read as a second, untyped model."""
-    options = ret.get("anyOf")
-    empty = {"type": "object", "nullable": True}
-    if not (field.allow_none and isinstance(options, list) and len(options) == 2
-            and empty in options):
-        return {}
-    ref = options[1 - options.index(empty)]
-    if set(ref) != {"$ref"}:
-        return {}
-    del ret["anyOf"]
-    return {"allOf": [ref], "nullable": True}
+    policy = fields.String(metadata={"description": "429: the limit's name in the "
+                                                    "RateLimit-Policy header"})
+    limit = fields.String(metadata={"description": "429: the limit, as configured "
+                                                   "(e.g. 120/minute)"})
+    retry_after = fields.Integer(metadata={"description": "429: seconds until the limit's "
+                                                          "window ends (Retry-After)"})
+    current_version = fields.Integer(metadata={
+        "description": "412: the version the game or sheet is at now (its `ETag`)"})
 
 
 class HealthSchema(ma.Schema):
@@ -704,9 +1068,9 @@ class LogEntrySchema(ma.Schema):
     version = fields.Integer(required=True)
     seat = fields.Integer(required=True, allow_none=True, metadata={
         "description": "the seat that moved (null: the host)"})
-    move = fields.Dict(required=True, allow_none=True, metadata={
-        "description": "null for a change of seats (a seat taken or opened, a token "
-                       "rotated, a rematch, the game cancelled), told by its events"})
+    move = fields.Nested(MoveSchema, required=True, allow_none=True, metadata={
+        "description": "the move made; null for a change of seats (a seat taken or opened, "
+                       "a token rotated, a rematch, the game cancelled), told by its events"})
     events = fields.List(fields.Nested(EventSchema), required=True)
     status = fields.String(metadata={
         "description": "the game's status after the entry (entries written before the "
@@ -729,8 +1093,8 @@ class EventsPageSchema(ma.Schema):
 
 class MeldCheckSchema(StrictSchema):
     variant = fields.String(required=True, validate=validate.OneOf(list(VARIANTS)))
-    rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
-    cards = fields.List(MeldCard(metadata=MELD_CARD_SPEC), required=True,
+    rules = RulesField()
+    cards = fields.List(MeldCard(), required=True,
                         validate=validate.Length(min=1, max=30))
 
     @ma.validates_schema(skip_on_field_errors=False)
@@ -765,7 +1129,7 @@ class MeldCheckResultSchema(ma.Schema):
 
 class ScoreHandSchema(StrictSchema):
     variant = fields.String(required=True, validate=validate.OneOf(list(VARIANTS)))
-    rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
+    rules = RulesField()
     went_out = fields.Integer(required=True, allow_none=True, strict=True,
                               validate=validate.Range(min=0, max=MAX_PLAYERS - 1))
     hands = fields.List(fields.List(CardCode(), validate=validate.Length(max=120)),
@@ -834,6 +1198,21 @@ class JoinSchema(StrictSchema):
                           validate=validate.Range(min=0, max=MAX_PLAYERS - 1),
                           metadata={"description": "the open seat to take (default: the "
                                                    "lowest open one)"})
+
+
+class RetryHeadersSchema(ma.Schema):
+    """The optional ``Idempotency-Key`` of a join or a rematch."""
+
+    class Meta:
+        unknown = ma.EXCLUDE
+
+    idempotency_key = fields.String(
+        data_key="Idempotency-Key", validate=validate.Regexp(r"^[\x21-\x7e]{1,200}$"),
+        metadata={"description": "retry-safe key: a repeated request with the same key and "
+                                 "body answers as the first did (the same seat and token) and "
+                                 "takes nothing twice; the same key with another body is "
+                                 "refused (422 IDEMPOTENCY_KEY_REUSED); 1-200 visible ASCII "
+                                 "characters"})
 
 
 class JoinPreviewSchema(ma.Schema):

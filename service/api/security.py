@@ -26,6 +26,17 @@ What is counted when:
 - A request that fails before its game is loaded (a malformed move, say) is counted when its
   answer leaves, so it still uses up the budget.
 
+Every answer of a limited endpoint tells the caller its limits as the IETF httpapi draft
+"RateLimit header fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-10) defines them,
+from the Redis counters the request was counted with (so every worker tells the same):
+``RateLimit-Policy`` lists each limit the request counted against (``"requests";q=120;w=60``:
+its quota ``q`` and window ``w`` in seconds) and ``RateLimit`` what is left of each
+(``"requests";r=37;t=21``: ``r`` requests remaining for ``t`` more seconds). The policies are
+named by the setting they come from (:data:`POLICY_NAMES`; ``-2``, ``-3`` … after the first
+when a setting holds several limits). A ``429`` also names the limit in its body (``policy``,
+``limit``) and when to retry (``retry_after`` seconds, as ``Retry-After``). An answer whose
+count Redis could not make carries no ``RateLimit`` (it was not counted).
+
 Each limit is a fixed window that starts at the caller's first request (a Redis counter
 whose expiry is the window, :mod:`service.store.counters`). A worker that sees a caller over
 a limit refuses that caller's requests without asking Redis until the window ends (an
@@ -69,6 +80,10 @@ _MAX_CALLERS = 4096
 _MAX_VERIFIED = 16384
 """Seats whose tokens a worker remembers having verified (the oldest is forgotten)."""
 
+POLICY_NAMES = {"requests": "RUMMY_RATE_LIMITS", "create": "RUMMY_CREATE_RATE_LIMITS",
+                "join": "RUMMY_JOIN_RATE_LIMITS", "verify": "RUMMY_VERIFY_RATE_LIMITS"}
+"""The ``RateLimit-Policy`` names of each setting's limits."""
+
 log = logging.getLogger("service.ratelimit")
 
 
@@ -79,14 +94,23 @@ class Limit:
     amount: int
     seconds: int
     text: str
+    policy: str = "requests"
+    """Its name in ``RateLimit-Policy`` and ``RateLimit`` (:func:`parse_limits`)."""
 
     @classmethod
-    def parse(cls, text: str) -> Limit:
+    def parse(cls, text: str, policy: str = "requests") -> Limit:
         match = LIMIT_PATTERN.match(text)
         if match is None:
             raise ValueError(f"not a rate limit: {text!r}")
         amount, count, unit = match.group("amount", "count", "unit")
-        return cls(int(amount), int(count or 1) * _SECONDS[unit.lower()], text.strip())
+        return cls(int(amount), int(count or 1) * _SECONDS[unit.lower()], text.strip(),
+                   policy)
+
+
+def parse_limits(texts: Sequence[str], scope: str) -> tuple[Limit, ...]:
+    """The limits of one setting, named ``scope``, ``scope-2``, … (:data:`POLICY_NAMES`)."""
+    return tuple(Limit.parse(text, scope if i == 0 else f"{scope}-{i + 1}")
+                 for i, text in enumerate(texts))
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,11 +157,34 @@ def _seconds(millis_left: float) -> str:
     return str(max(1, math.ceil(millis_left / 1000)))
 
 
-def _too_many(limit: Limit, millis_left: float) -> Problem:
-    return Problem(429, "Too Many Requests",
-                   Message(N_("rate limit exceeded ({limit}); retry after Retry-After seconds"),
-                           {"limit": limit.text}),
-                   headers={"Retry-After": _seconds(millis_left)})
+def _too_many(limit: Limit, millis_left: float, message: str = N_(
+        "rate limit exceeded ({limit}); retry after Retry-After seconds")) -> Problem:
+    """429 naming the limit (``policy``, ``limit``) and when to retry (``retry_after``,
+    ``Retry-After``)."""
+    seconds = _seconds(millis_left)
+    return Problem(429, "Too Many Requests", Message(message, {"limit": limit.text}),
+                   headers={"Retry-After": seconds}, policy=limit.policy, limit=limit.text,
+                   retry_after=int(seconds))
+
+
+def _note(limits: Sequence[Limit], counts: Sequence[Count]) -> None:
+    """Keep what the request counted for its ``RateLimit`` headers (:func:`_headers`)."""
+    noted: list[tuple[Limit, int, int]] = g.setdefault("rate_noted", [])
+    for limit, count in zip(limits, counts, strict=False):
+        noted.append((limit, max(0, limit.amount - count.count),
+                      max(0, math.ceil(count.millis_left / 1000))))
+
+
+def _headers(response: Response) -> None:
+    """``RateLimit-Policy`` and ``RateLimit`` (draft-ietf-httpapi-ratelimit-headers) of
+    what the request counted against."""
+    noted: list[tuple[Limit, int, int]] | None = g.get("rate_noted")
+    if not noted:
+        return
+    response.headers["RateLimit-Policy"] = ", ".join(
+        f'"{limit.policy}";q={limit.amount};w={limit.seconds}' for limit, _, _ in noted)
+    response.headers["RateLimit"] = ", ".join(
+        f'"{limit.policy}";r={left};t={seconds}' for limit, left, seconds in noted)
 
 
 class RateLimiter:
@@ -148,12 +195,12 @@ class RateLimiter:
                  create_limits: Sequence[str], verify_limits: Sequence[str] = (),
                  join_limits: Sequence[str] = ()) -> None:
         self.store = store
-        self.limits = tuple(Limit.parse(text) for text in limits)
+        self.limits = parse_limits(limits, "requests")
         self.amounts = tuple(limit.amount for limit in self.limits)
         """The most hits each limit's window allows, in the order of ``limits``."""
-        self.create_limits = tuple(Limit.parse(text) for text in create_limits)
-        self.verify_limits = tuple(Limit.parse(text) for text in verify_limits)
-        self.join_limits = tuple(Limit.parse(text) for text in join_limits)
+        self.create_limits = parse_limits(create_limits, "create")
+        self.verify_limits = parse_limits(verify_limits, "verify")
+        self.join_limits = parse_limits(join_limits, "join")
         self._blocked: dict[str, tuple[float, Limit]] = {}
         """Caller → (monotonic end of its window, the limit it went over), this worker."""
         self._callers: dict[tuple[str, str], Caller] = {}
@@ -197,6 +244,7 @@ class RateLimiter:
         seat: Seat | None = g.get("rate_seat")
         if seat is not None and self._holds(seat):
             self._remember(seat)
+        _headers(response)
         return response
 
     # -- callers and seats -------------------------------------------------------------
@@ -288,6 +336,7 @@ class RateLimiter:
 
     def judge(self, counts: Sequence[Count], caller: str) -> None:
         """429 if a count is over its limit (and the caller is refused here until then)."""
+        _note(self.limits, counts)
         over = _over(counts, self.limits)
         if over is not None:
             count, limit = over
@@ -311,50 +360,42 @@ class RateLimiter:
         if left <= 0:
             self._blocked.pop(caller, None)
             return
+        _note((limit,), (Count(limit.amount + 1, math.ceil(left * 1000)),))
         raise _too_many(limit, left * 1000)
 
     def check_create(self) -> None:
         """``RUMMY_CREATE_RATE_LIMITS``: games created per client address (429 beyond)."""
-        over = self._per_address("create", self.create_limits)
-        if over is not None:
-            count, limit = over
-            raise Problem(429, "Too Many Requests",
-                          Message(N_("at most {limit} new games per client address; retry "
-                                     "later"), {"limit": limit.text}),
-                          headers={"Retry-After": _seconds(count.millis_left)})
+        self._per_address("create", self.create_limits, N_(
+            "at most {limit} new games per client address; retry later"))
 
     def check_join(self) -> None:
         """``RUMMY_JOIN_RATE_LIMITS``: attempts to join a game by its code per client
         address (429 beyond; the code is not looked at)."""
-        over = self._per_address("join", self.join_limits)
-        if over is not None:
-            count, limit = over
-            raise Problem(429, "Too Many Requests",
-                          Message(N_("at most {limit} attempts to join a game per client "
-                                     "address; retry after Retry-After seconds"),
-                                  {"limit": limit.text}),
-                          headers={"Retry-After": _seconds(count.millis_left)})
+        self._per_address("join", self.join_limits, N_(
+            "at most {limit} attempts to join a game per client address; retry after "
+            "Retry-After seconds"))
 
     def check_replay(self) -> None:
         """``RUMMY_VERIFY_RATE_LIMITS``: replays of a game's log per client address (429
         beyond; nothing is replayed)."""
-        over = self._per_address("verify", self.verify_limits)
-        if over is not None:
-            count, limit = over
-            raise Problem(429, "Too Many Requests",
-                          Message(N_("at most {limit} verifications that replay a game's log "
-                                     "per client address; retry after Retry-After seconds"),
-                                  {"limit": limit.text}),
-                          headers={"Retry-After": _seconds(count.millis_left)})
+        self._per_address("verify", self.verify_limits, N_(
+            "at most {limit} verifications that replay a game's log per client address; "
+            "retry after Retry-After seconds"))
 
-    def _per_address(self, name: str, limits: Sequence[Limit]) -> tuple[Count, Limit] | None:
+    def _per_address(self, name: str, limits: Sequence[Limit], message: str) -> None:
         """Count a hit on the client address's ``name`` windows of ``limits`` (one round
-        trip); the first count over its limit, if any."""
+        trip); 429 with ``message`` when a count is over its limit."""
         if not limits:
-            return None
+            return
         address = f"addr:{_address()}"
         counts = self._hit(self._windows(address, name, limits))
-        return None if counts is None else _over(counts, limits)
+        if counts is None:
+            return
+        _note(limits, counts)
+        over = _over(counts, limits)
+        if over is not None:
+            count, limit = over
+            raise _too_many(limit, count.millis_left, message)
 
 
 class GameMeter:

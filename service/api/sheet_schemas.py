@@ -13,25 +13,22 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from service.api.schemas import (
+    LENIENT_CARD,
     MAX_NAME,
     MAX_PLAYERS,
     NAME_PATTERN,
+    RulesField,
     StrictBoolean,
     StrictSchema,
-    _knobs_spec,
     check_variant_and_rules,
 )
 from service.sheets import MAX_CHANGES, MAX_HANDS, MAX_POINTS, QUESTIONS
-
-LENIENT_CARD = ("a card as people write it: rank A 2-10 J Q K (or T) and suit S H D C or "
-                "♠ ♥ ♦ ♣, any letter case (`10♥`, `q♠`, `7d`); `JK` for a joker. Answers "
-                "use the canonical code (`TH`, `QS`, `7D`)")
 
 
 class SheetCreateSchema(StrictSchema):
     variant = fields.String(required=True, validate=validate.Length(min=1, max=40),
                             metadata={"example": "rummy51"})
-    rules = fields.Dict(keys=fields.String(), load_default=dict, metadata=_knobs_spec())
+    rules = RulesField()
     players = fields.List(fields.String(validate=[
         validate.Length(min=1, max=MAX_NAME),
         validate.Regexp(NAME_PATTERN, error="a name needs a visible character and no "
@@ -51,7 +48,7 @@ class SheetHandSchema(StrictSchema):
     /v1/scores/hand` scores them) or `points` (each player's score, already counted)."""
 
     went_out = fields.Raw(allow_none=True, metadata={
-        "type": "string", "nullable": True, "example": "Ana",
+        "type": "string", "example": "Ana",
         "description": "Who went out? A player's name, or null when the hand ended with "
                        "nobody out. Required with `hands`."})
     hands = fields.Dict(keys=fields.String(), values=fields.List(fields.Raw(metadata={

@@ -49,6 +49,11 @@ LOG_ONLY_EVENTS = frozenset({"deal_revealed"})
 """Events kept for the move log only: a finished hand's revealed deal is for auditing
 (``GET …/events``, ``…/verify``), not part of a move's answer."""
 
+HAND_END = "hand_end"
+"""The event of a move that ends a hand: the log so far is archived after it
+(:meth:`GameStore.archive`: one compressed chunk per hand, read back by the log and verify
+as before), so that a long match's log takes little memory."""
+
 MAX_ATTEMPTS = 8
 """Compare-and-set attempts for a move without ``If-Match`` before giving up (503)."""
 
@@ -361,6 +366,9 @@ class Referee:
                 self.held.drop(game_id)
                 raise UnknownGame(game_id) from None
             self.held.put(game_id, version + 1, tokens, new_state, extras)
+            if any(e["type"] == HAND_END for e in events):
+                with contextlib.suppress(StoreError):  # else archived at the next hand's end
+                    self.store.archive(game_id)
             return Answer(body, version + 1, raw=response)
         raise Contention(f"game {game_id!r} is busy; retry")
 

@@ -21,10 +21,18 @@ Host tokens are ``<game_id>.host.<secret>``, seat tokens ``<game_id>.<seat>.<sec
 only their SHA-256 hashes are stored. A rematch's seat tokens are made with the rematch
 and kept in the finished game's document until each seat takes its own (once); a rematch
 has no host token.
+
+A join or a rematch with an ``Idempotency-Key`` keeps its answer with the commit (the
+store's idempotency records, as a move's): a retry with the same key and body gets the
+same seat and token again. The record's scope holds a hash of the key, not the key, and
+the token in it is sealed with the key (XOR with a SHAKE-256 stream of it), so that what
+Redis holds does not give the token away.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import secrets
 from collections.abc import Mapping, Sequence
@@ -32,13 +40,14 @@ from typing import Any
 
 from service.rules import Code, GameState, new_game
 from service.rules.views import public_view, seat_view
-from service.store import GameExists, GameNotFound, Loaded, VersionConflict
+from service.store import GameExists, GameNotFound, IdempotentReplay, Loaded, VersionConflict
+from service.store.records import IdempotencyRecord
 
 from . import games as _games
 from .documents import decode as _decode
 from .documents import encode as _encode
 from .documents import token_hash as _token_hash
-from .errors import Contention, Forbidden, RefereeError, Unauthorized, UnknownGame
+from .errors import Contention, Forbidden, KeyReused, RefereeError, Unauthorized, UnknownGame
 from .games import MAX_ATTEMPTS, Answer, Referee, live_facts
 from .meter import Meter
 
@@ -188,6 +197,40 @@ def _lobby_record(version: int, seat: int | None, events: list[dict[str, Any]]) 
     return _encode({"version": version, "seat": seat, "move": None, "events": events})
 
 
+class Retry:
+    """A join's or a rematch's ``Idempotency-Key`` and the fingerprint of its request."""
+
+    def __init__(self, key: str, fingerprint: str) -> None:
+        self.key = key
+        self.fingerprint = fingerprint
+
+    def scope(self, what: str) -> str:
+        """The store's idempotency scope: ``what`` and a hash of the key (not the key)."""
+        return f"{what}:{hashlib.sha256(self.key.encode()).hexdigest()}"
+
+    def _pad(self, size: int) -> bytes:
+        return hashlib.shake_256(b"rummy-referee seat token|" + self.key.encode()).digest(size)
+
+    def record(self, answer: Answer) -> tuple[str, bytes]:
+        """The fingerprint and the kept answer (its token sealed with the key)."""
+        body = dict(answer.body)
+        plain = str(body["token"]).encode()
+        body["token"] = base64.urlsafe_b64encode(
+            bytes(a ^ b for a, b in zip(plain, self._pad(len(plain)), strict=True))).decode()
+        return self.fingerprint, _encode({"version": answer.version, "body": body})
+
+    def replay(self, record: IdempotencyRecord) -> Answer:
+        """The first answer again; :class:`KeyReused` when the request differs."""
+        if not hmac.compare_digest(record.fingerprint, self.fingerprint):
+            raise KeyReused("this Idempotency-Key was already used with another request")
+        kept = _decode(record.response)
+        body = dict(kept["body"])
+        sealed = base64.urlsafe_b64decode(str(body["token"]))
+        body["token"] = bytes(a ^ b for a, b in zip(sealed, self._pad(len(sealed)),
+                                                    strict=True)).decode()
+        return Answer(body, int(kept["version"]), replayed=True)
+
+
 class LobbyReferee(Referee):
     """The referee with open seats, join codes, host tokens, rotation and rematches."""
 
@@ -330,14 +373,16 @@ class LobbyReferee(Referee):
         return isinstance(stored, str) and hmac.compare_digest(stored, _token_hash(token))
 
     def _commit(self, game_id: str, version: int, doc: Mapping[str, Any],
-                record: bytes) -> bool:
-        """Write ``doc`` as the game's next version: False when it moved on meanwhile."""
+                record: bytes, kept: tuple[str, str, bytes] | None = None) -> bool:
+        """Write ``doc`` as the game's next version: False when it moved on meanwhile.
+        ``kept``: an idempotency record (scope, fingerprint, answer) to store with it
+        (``IdempotentReplay`` when the scope has one already)."""
         view = (waiting_view(doc, game_id, version + 1) if _is_waiting(doc)
                 else public_view(GameState.from_dict(doc["state"]), game_id, version + 1))
         record = _encode({**_decode(record), **live_facts(view)})
         try:
             self.store.commit(game_id, expected_version=version, state=_encode(doc),
-                              log_record=record)
+                              log_record=record, idempotency=kept)
         except VersionConflict:
             return False
         except GameNotFound:
@@ -374,14 +419,18 @@ class LobbyReferee(Referee):
             raise NoSuchCode("no game has this join code")
         return game_id
 
-    def _waiting(self, game_id: str) -> tuple[Loaded, dict[str, Any]]:
+    def _waiting(self, game_id: str, scope: str | None = None
+                 ) -> tuple[Loaded, dict[str, Any]]:
         """A game a join code names, loaded while it still waits for players; raise
         :class:`NoSuchCode` when it is gone, :class:`SeatTaken` when it has started, ended
-        or been cancelled."""
+        or been cancelled (unless ``scope``, an idempotency scope, has a record: the
+        retry of a join that was made)."""
         try:
-            loaded, doc = self._load(game_id)
+            loaded, doc = self._load(game_id, scope)
         except UnknownGame:
             raise NoSuchCode("no game has this join code (any longer)") from None
+        if loaded.idempotency is not None:
+            return loaded, doc
         if doc.get("aborted"):
             raise SeatTaken("the game was cancelled by its host: no seat is open")
         if not _is_waiting(doc):
@@ -399,12 +448,17 @@ class LobbyReferee(Referee):
         return Answer({"game_id": game_id, "game": waiting_view(doc, game_id, loaded.version)},
                       loaded.version)
 
-    def join(self, code: str, name: str, seat: int | None = None) -> Answer:
+    def join(self, code: str, name: str, seat: int | None = None,
+             retry: Retry | None = None) -> Answer:
         """Take a seat of the waiting game of join code ``code`` (the lowest open one when
-        ``seat`` is None); when it is the last open seat the game is dealt at once."""
+        ``seat`` is None); when it is the last open seat the game is dealt at once. With
+        ``retry`` (an ``Idempotency-Key``) a repeated join answers as the first did."""
         game_id = self._code_game(code)
+        scope = retry.scope("join") if retry is not None else None
         for _attempt in range(MAX_ATTEMPTS):
-            loaded, doc = self._waiting(game_id)
+            loaded, doc = self._waiting(game_id, scope)
+            if retry is not None and loaded.idempotency is not None:
+                return retry.replay(loaded.idempotency)
             players: list[str | None] = list(doc["lobby"]["players"])
             if seat is not None and not 0 <= seat < len(players):
                 raise BadSeat(f"seat: this game has seats 0 to {len(players) - 1}",
@@ -441,13 +495,31 @@ class LobbyReferee(Referee):
                 events.extend(dealt)
                 new_doc = {key: value for key, value in doc.items() if key != "lobby"}
                 new_doc.update(state=state.to_compact(), tokens=tokens)
-            if not self._commit(game_id, loaded.version, new_doc,
-                                _lobby_record(version, taken, events)):
-                continue  # someone else's change came first: look again
             view = (_waiting_seat_view(new_doc, game_id, version, taken) if state is None
                     else _decorated(seat_view(state, game_id, version, taken, now), new_doc))
-            return Answer({"game_id": game_id, "seat": taken, "token": token, "game": view},
-                          version)
+            answer = Answer({"game_id": game_id, "seat": taken, "token": token, "game": view},
+                            version)
+            done = self._commit_answer(game_id, loaded.version, new_doc,
+                                       _lobby_record(version, taken, events), answer,
+                                       scope, retry)
+            if done is not None:
+                return done
+        raise Contention(f"game {game_id!r} is busy; retry")
+
+    def _commit_answer(self, game_id: str, version: int, doc: Mapping[str, Any],
+                       record: bytes, answer: Answer, scope: str | None,
+                       retry: Retry | None) -> Answer | None:
+        """:meth:`_commit`, keeping ``answer`` for a retry: ``answer`` once committed, None
+        when the game moved on meanwhile, and the first answer when a retry of the same
+        key committed first."""
+        kept = None
+        if retry is not None and scope is not None:
+            kept = (scope, *retry.record(answer))
+        try:
+            return answer if self._commit(game_id, version, doc, record, kept) else None
+        except IdempotentReplay as replay:
+            assert retry is not None
+            return retry.replay(replay.record)
         raise Contention(f"game {game_id!r} is busy; retry")
 
     # -- the host -------------------------------------------------------------------------
@@ -505,13 +577,19 @@ class LobbyReferee(Referee):
 
     # -- rematch ----------------------------------------------------------------------------
 
-    def rematch(self, game_id: str, token: str | None) -> Answer:
+    def rematch(self, game_id: str, token: str | None, retry: Retry | None = None
+                ) -> Answer:
         """The next match of a finished game, made once for every seat: same variant,
         rules and names, the first dealer one seat to the left. Each seat that asks gets
-        its own token of it, once."""
+        its own token of it, once (with ``retry``, an ``Idempotency-Key``, a repeated
+        request answers as the first did)."""
+        _, claimed = self._token_seat(token)
+        scope = retry.scope(f"rematch-{claimed}") if retry is not None else None
         for _attempt in range(MAX_ATTEMPTS):
-            loaded, doc = self._load(game_id)
+            loaded, doc = self._load(game_id, scope)
             seat = self._authenticate(game_id, doc, token)
+            if retry is not None and loaded.idempotency is not None:
+                return retry.replay(loaded.idempotency)
             status = ("aborted" if doc.get("aborted") else "waiting") if _is_waiting(doc) \
                 else GameState.from_dict(doc["state"]).status
             if status != "finished":
@@ -537,10 +615,12 @@ class LobbyReferee(Referee):
                 events = [{"type": "rematch_joined", "game_id": rematch["game_id"],
                            "seat": seat}]
             new_doc = {**doc, "rematch": rematch}
-            if self._commit(game_id, loaded.version, new_doc,
-                            _lobby_record(version, seat, events)):
-                return Answer({"game_id": rematch["game_id"], "seat": seat, "token": mine},
-                              version)
+            done = self._commit_answer(
+                game_id, loaded.version, new_doc, _lobby_record(version, seat, events),
+                Answer({"game_id": rematch["game_id"], "seat": seat, "token": mine}, version),
+                scope, retry)
+            if done is not None:
+                return done
         raise Contention(f"game {game_id!r} is busy; retry")
 
     def _create_rematch(self, doc: Mapping[str, Any], old: GameState) -> tuple[str, list[Any]]:
@@ -560,4 +640,4 @@ class LobbyReferee(Referee):
         raise Contention("no free game id; retry")
 
 
-__all__ = ["LobbyReferee", "NotStarted", "new_join_code", "normal_code", "waiting_view"]
+__all__ = ["LobbyReferee", "NotStarted", "Retry", "new_join_code", "normal_code", "waiting_view"]

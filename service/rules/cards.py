@@ -1,9 +1,10 @@
 """Cards and decks (C-CARD, C-DECK).
 
 A card on the wire is a two-character code: rank ``A 2 … 9 T J Q K`` and suit ``S H D C``
-(``TH`` is the ten of hearts); the joker is ``JK``. Input also accepts ``10H``; output is
-always canonical. Inside the engine cards travel as their canonical code strings (cheap
-to copy, hash and store); :class:`Card` is the value type used to reason about them.
+(``TH`` is the ten of hearts); the joker is ``JK``. Input is read as people type it
+(:func:`read_card`: any case, ``10`` for ``T``, suit symbols); output is always canonical.
+Inside the engine cards travel as their canonical code strings (cheap to copy, hash and
+store); :class:`Card` is the value type used to reason about them.
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ class Card:
 
     @staticmethod
     def parse(code: object) -> Card:
-        """Parse a wire code (``"QS"``, ``"10H"``, ``"JK"``); raise :class:`CardError`."""
+        """Parse a card code as :func:`read_card` reads it (``"QS"``, ``"10h"``, ``"q♠"``,
+        ``"JK"``); raise :class:`CardError`."""
+        if not isinstance(code, str):
+            raise CardError(f"not a card code: {code!r}")
         return _parse(code)
 
     @property
@@ -73,21 +77,19 @@ class Card:
         return f"Card.parse({str(self)!r})"
 
 
-@lru_cache(maxsize=256)
-def _parse(code: object) -> Card:
-    if not isinstance(code, str):
-        raise CardError(f"not a card code: {code!r}")
-    if code == JOKER:
+@lru_cache(maxsize=512)
+def _parse(code: str) -> Card:
+    text = read_card(code)
+    if text == JOKER:
         return Card(0, None)
-    if len(code) == 3 and code.startswith("10"):
-        code = "T" + code[2]
-    if len(code) != 2 or code[0] not in RANKS or code[1] not in "SHDC":
-        raise CardError(f"unknown card code {code!r} (expected e.g. 'QS', 'TH', '10H', 'JK')")
-    return Card(RANKS.index(code[0]) + 1, Suit(code[1]))
+    return Card(RANKS.index(text[0]) + 1, Suit(text[1]))
 
 
 def canonical(code: object) -> str:
-    """The canonical code of ``code`` (``"10H"`` → ``"TH"``); raise :class:`CardError`."""
+    """The canonical code of ``code`` as a person types it (``"10h"``, ``"q♠"`` → ``"TH"``,
+    ``"QS"``: :func:`read_card`); raise :class:`CardError` quoting it as sent."""
+    if not isinstance(code, str):
+        raise CardError(f"not a card code: {code!r}")
     return str(_parse(code))
 
 

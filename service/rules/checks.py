@@ -134,6 +134,9 @@ def score_one_hand(variant_id: str, overrides: Mapping[str, Any] | None,
                   all_at_once=bool(facts.get("all_at_once") or False),
                   opened=opened, final_discard=facts.get("final_discard"),
                   jokers_used=int(facts.get("jokers_used") or 0))
+    problem = vr.hand_problem(rules, end)
+    if problem is not None:
+        raise MissingFact(*problem)
     result = vr.score(rules, end)
     return {"scores": result.scores, "counts": result.counts,
             "going_rummy": result.going_rummy, **result.flags}

@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from service.rules.cards import JOKER
-from service.rules.melds import Meld, MeldShape, Piece, read_as
+from service.rules.melds import Meld, MeldError, MeldShape, Piece, check_meld, read_as
 from service.rules.moves import MeldMove
-from service.rules.search import candidate_melds
+from service.rules.search import candidate_melds, meld_combos
 
 SEARCH_STEPS = 3000
 
@@ -40,6 +40,33 @@ def _blind(shape: MeldShape) -> Callable[[str], str]:
     return lambda card: card if card == JOKER else card[0] + "S"
 
 
+class _Readings:
+    """The melds of ``combos`` (in their order) of a contract meld's size that read as its
+    kind, with their cards counted: read as the search first reaches each (a search that
+    finds a contract early reads few of them)."""
+
+    def __init__(self, combos: Sequence[Sequence[str]], shape: MeldShape, need: Need) -> None:
+        self._todo = (c for c in combos if len(c) == need.size)
+        self._shape = shape
+        self._kind = need.kind
+        self._read: list[tuple[Meld, Counter[str]]] = []
+
+    def at(self, j: int) -> tuple[Meld, Counter[str]] | None:
+        """The ``j``-th reading, None past the last."""
+        while len(self._read) <= j:
+            combo = next(self._todo, None)
+            if combo is None:
+                return None
+            try:
+                meld = check_meld([Piece(c) for c in combo], self._shape)
+            except MeldError:
+                continue
+            reading = read_as([Piece(c) for c in meld.cards], self._shape, self._kind, meld)
+            if reading is not None:
+                self._read.append((reading, Counter(reading.cards)))
+        return self._read[j]
+
+
 def find_contract(hand: Sequence[str], shape: MeldShape, contract: Sequence[Need]
                   ) -> MeldMove | None:
     """Melds of ``hand`` that make up ``contract`` (a Dummy contract's melds), leaving a
@@ -57,14 +84,9 @@ def find_contract(hand: Sequence[str], shape: MeldShape, contract: Sequence[Need
     needs = sorted(contract, key=lambda n: (-n.size, n.kind))
     code = _blind(shape)
     cards = [code(c) for c in hand]
-    melds = candidate_melds(cards, shape, frozenset(n.size for n in needs))
-    melds.sort(key=lambda m: (sum(map(shape.is_wild, m.cards)), len(m.cards)))
-    options: dict[Need, list[tuple[Meld, dict[str, int]]]] = {}
-    for need in needs:
-        if need not in options:
-            readings = (read_as([Piece(c) for c in m.cards], shape, need.kind, m)
-                        for m in melds if len(m.cards) == need.size)
-            options[need] = [(r, Counter(r.cards)) for r in readings if r is not None]
+    combos = meld_combos(cards, shape, frozenset(n.size for n in needs))
+    combos.sort(key=lambda m: (sum(map(shape.is_wild, m)), len(m)))
+    options = {need: _Readings(combos, shape, need) for need in needs}
     steps = 0
 
     def dfs(i: int, left: dict[str, int], chosen: list[Meld], start: int) -> bool:
@@ -72,11 +94,13 @@ def find_contract(hand: Sequence[str], shape: MeldShape, contract: Sequence[Need
         if i == len(needs):
             return True
         choices = options[needs[i]]
-        for j in range(start if i and needs[i] == needs[i - 1] else 0, len(choices)):
+        j = start if i and needs[i] == needs[i - 1] else 0
+        while (choice := choices.at(j)) is not None:
+            j += 1
             steps += 1
             if steps > SEARCH_STEPS:
                 return False
-            meld, need = choices[j]
+            meld, need = choice
             if any(left.get(c, 0) < n for c, n in need.items()):
                 continue
             rest = dict(left)

@@ -427,11 +427,15 @@ def _read_run(pieces: Sequence[Piece], shape: MeldShape, out: list[Meld]) -> Rea
     # itself is not fixed): a window without one of them has no reading
     fixed = {rank_of(p.as_ if p.as_ is not None else p.card) for p in pieces
              if p.as_ is not None or not shape.is_wild(p.card)}
+    options = _options(pieces, shape)
     for start in _windows(len(pieces), shape):
-        if not fixed <= _window_ranks(start, len(pieces)):
+        ranks = _window_ranks(start, len(pieces))
+        if not fixed <= ranks:
             continue
         window = range(start, start + len(pieces))
-        for option in _options(pieces, shape):
+        # the options after the first stand a 2 as itself: only a window with a place of
+        # rank 2 can hold one (_place would find it no spot)
+        for option in options if 2 in ranks else options[:1]:
             placed = _place(option, window, suit, shape)
             if placed is not None and any(c == i for _, c, i in placed):
                 idents = tuple(ident for _, _, ident in placed)
@@ -441,8 +445,8 @@ def _read_run(pieces: Sequence[Piece], shape: MeldShape, out: list[Meld]) -> Rea
     if found:
         return None
     rule = shape.run_rule
-    ranks = Counter(rank_of(p.card) for p in pieces if not shape.is_wild(p.card))
-    dupes = [r for r, n in ranks.items() if n > 1 and r != 1]
+    counted = Counter(rank_of(p.card) for p in pieces if not shape.is_wild(p.card))
+    dupes = [r for r, n in counted.items() if n > 1 and r != 1]
     if dupes:
         return Reason(Code.INVALID_MELD, rule,
                       N_("not a run: {rank} appears twice"), rank=_rank_name(dupes[0]))

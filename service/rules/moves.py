@@ -1,7 +1,10 @@
 """Moves as value types, with a round trip to and from their wire form (API.md "Moves").
 
 ``move_from_dict(move_to_dict(m)) == m`` for every move; :func:`move_from_dict` raises
-:class:`~service.rules.errors.MalformedMove` naming the offending field.
+:class:`~service.rules.errors.MalformedMove` naming the offending field. It reads the log's
+moves when a game is replayed (:mod:`service.rules.verify`) and serves tests and tools; the
+HTTP API reads a move with its schemas (``service.api.schemas.MoveSchema``), which make the
+move themselves.
 """
 
 from __future__ import annotations
@@ -120,8 +123,18 @@ Move = (Draw | MeldMove | LayOff | SwapJoker | TakeFromMeld | Discard | CutIn | 
 MATCH_MOVES = ("resign", "abort", "claim_timeout")
 """The moves that end a match early, allowed to a seat in or out of turn."""
 
-MOVE_TYPES = ("draw", "meld", "lay_off", "swap_joker", "take_from_meld", "discard", "cut_in",
-              "pass", "knock", "lay_out", *MATCH_MOVES)
+MOVE_KINDS: dict[type[Move], str] = {
+    Draw: "draw", MeldMove: "meld", LayOff: "lay_off", SwapJoker: "swap_joker",
+    TakeFromMeld: "take_from_meld", Discard: "discard", CutIn: "cut_in", Pass: "pass",
+    Knock: "knock", LayOut: "lay_out", Resign: "resign", Abort: "abort",
+    ClaimTimeout: "claim_timeout"}
+"""Each move's ``type`` on the wire."""
+MOVE_TYPES = tuple(MOVE_KINDS.values())
+
+
+def kind_of(move: Move) -> str:
+    """``move``'s ``type`` on the wire (``move_to_dict(move)["type"]``)."""
+    return MOVE_KINDS[type(move)]
 
 
 def _card(value: Any, field: str) -> str:

@@ -37,23 +37,25 @@ def candidate_melds(hand: Sequence[str], shape: MeldShape,
     the wilds that fill the places left empty and any more that extend the run at its
     ends; within the shape's wild limit. Each is kept when :func:`check_meld` reads it.
     """
-    found: dict[tuple[str, ...], Meld] = {}
+    found = []
+    for combo in meld_combos(hand, shape, sizes):
+        with contextlib.suppress(MeldError):
+            found.append(check_meld([Piece(c) for c in combo], shape))
+    return found
+
+
+def meld_combos(hand: Sequence[str], shape: MeldShape,
+                sizes: Collection[int] | None = None) -> list[list[str]]:
+    """The multisets of cards :func:`candidate_melds` reads, each once (as first made),
+    not yet read: the valid ones among them are its melds, in the same order."""
     if sizes is not None and not sizes:
         return []
     wanted = range(3, len(hand) + 1) if sizes is None else sizes
-    for combo in _set_combos(hand, shape, wanted):
-        _add(found, combo, shape)
-    for combo in _run_combos(hand, shape, wanted):
-        _add(found, combo, shape)
-    return list(found.values())
-
-
-def _add(found: dict[tuple[str, ...], Meld], combo: Sequence[str], shape: MeldShape) -> None:
-    key = tuple(sorted(combo))
-    if key in found:
-        return
-    with contextlib.suppress(MeldError):
-        found[key] = check_meld([Piece(c) for c in combo], shape)
+    seen: dict[tuple[str, ...], list[str]] = {}
+    for combo in itertools.chain(_set_combos(hand, shape, wanted),
+                                 _run_combos(hand, shape, wanted)):
+        seen.setdefault(tuple(sorted(combo)), combo)
+    return list(seen.values())
 
 
 def _wilds(hand: Sequence[str], shape: MeldShape) -> tuple[int, list[list[tuple[str, ...]]]]:
@@ -82,7 +84,7 @@ def _set_combos(hand: Sequence[str], shape: MeldShape,
     for cards in by_rank.values():
         pool = sorted(set(cards)) if shape.set_distinct_suits else sorted(cards)
         for size in range(1, min(len(pool), top) + 1):
-            for nat in set(itertools.combinations(pool, size)):
+            for nat in sorted(set(itertools.combinations(pool, size))):
                 for w in range(max(0, 3 - size), min(budget, top - size) + 1):
                     if size + w not in sizes:
                         continue

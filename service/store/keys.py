@@ -5,7 +5,12 @@ to one Redis Cluster slot and a Lua script may touch them together.
 
 ``{ns}:{{game_id}}:game``      HASH  ``v`` = version (int), ``s`` = state (bytes),
                               ``i:<scope>`` = the idempotency record of a request scope
-``{ns}:{{game_id}}:log``       LIST  entry i (0-based) = log record of version i + 1
+``{ns}:{{game_id}}:log``       LIST  the live log: entry i (0-based) = log record of version
+                              o + i + 1, ``o`` (the game hash's field, 0 when absent) the
+                              versions archived
+``{ns}:{{game_id}}:archive``   LIST  the archived log: one chunk per archiving (a finished
+                              hand), oldest first: ``<first version>:<count>:`` and the
+                              chunk's records, newline-separated, compressed with zlib
 ``{ns}:{{game_id}}:idem``      LIST  the scopes with a record, newest first (bounds them)
 ``{ns}:{{game_id}}:cache:<name>``  STRING  a value worked out from the game at one
                               version (``<version>:<value>``), expiring with the game
@@ -55,6 +60,10 @@ class GameKeys:
     @property
     def log(self) -> str:
         return f"{self.prefix}:log"
+
+    @property
+    def archive(self) -> str:
+        return f"{self.prefix}:archive"
 
     @property
     def idem_order(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -110,6 +111,37 @@ def _translated(operation: str) -> Iterator[None]:
         raise StoreError(f"{operation}: {type(exc).__name__}: {exc}") from exc
 
 
+_LOG_ATTEMPTS = 4
+_MAX_ARCHIVED = 4096
+"""Reads of a log before giving up when it is archived under each (a hand ends each time)."""
+
+
+def _unarchived(game_id: str, chunks: Sequence[Any], after: int, count: int
+                ) -> list[tuple[int, bytes]]:
+    """The ``count`` archived records after version ``after``, from the archive's chunks."""
+    out: list[tuple[int, bytes]] = []
+    for raw in chunks:
+        chunk = bytes(raw)
+        try:
+            first_text, count_text, payload = chunk.split(b":", 2)
+            first, size = int(first_text), int(count_text)
+            if first + size - 1 <= after or len(out) >= count:
+                continue
+            records = zlib.decompress(payload).split(b"\n")
+        except (ValueError, zlib.error) as exc:
+            raise StoreCorrupted(f"game {game_id!r}: bad archive chunk") from exc
+        if len(records) != size:
+            raise StoreCorrupted(f"game {game_id!r}: archive chunk of {len(records)} records "
+                                 f"says {size}")
+        for i, record in enumerate(records):
+            version = first + i
+            if version > after and len(out) < count:
+                out.append((version, record))
+    if len(out) != count or any(v != after + 1 + i for i, (v, _) in enumerate(out)):
+        raise StoreCorrupted(f"game {game_id!r}: the archive misses versions after {after}")
+    return out
+
+
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -137,9 +169,10 @@ def _over_maxmemory(info: dict[str, Any]) -> bool:
 
 
 class GameStore:
-    """Games in Redis: one HASH (version, state, idempotency records), one LIST (log), one
-    LIST bounding the idempotency records (the newest ``keep_records`` are kept, each for
-    ``idempotency_ttl_seconds``).
+    """Games in Redis: one HASH (version, state, versions archived, idempotency records),
+    one LIST (the live log), one LIST of compressed chunks of the log archived
+    (:meth:`archive`), one LIST bounding the idempotency records (the newest
+    ``keep_records`` are kept, each for ``idempotency_ttl_seconds``).
 
     Every key gets ``ttl_seconds``; each commit refreshes it on all keys of the game. The
     client must return bytes (``decode_responses=False``); use :func:`make_client` (or
@@ -180,6 +213,9 @@ class GameStore:
         """Added to every time the store's clock gives (tests move time with it; 0 in
         service)."""
         self._counters = Counters(client, namespace, flags=script_flags)
+        self._archived: dict[str, int] = {}
+        """Games whose log this process read with records archived: how many (a guess for
+        the next read, :meth:`log`)."""
 
     @property
     def client(self) -> StoreClient:
@@ -370,9 +406,11 @@ class GameStore:
     def log(
         self, game_id: str, after: int = 0, limit: int | None = None
     ) -> list[tuple[int, bytes]]:
-        """Log records of the versions > after (at most limit), as (version, record), in order.
+        """Log records of the versions > after (at most limit), as (version, record), in order,
+        archived (:meth:`archive`) or live alike.
 
-        GameNotFound if the game does not exist.
+        GameNotFound if the game does not exist. One round trip for a game with nothing
+        archived (and for records past its archive); one more when it has archived records.
         """
         if after < 0:
             raise ValueError("after must be >= 0")
@@ -384,17 +422,67 @@ class GameStore:
                 if not self._client.exists(keys.game):
                     raise GameNotFound(game_id)
             return []
+        # a guess (what this process last read of the game), told by the first read; read
+        # again if it was wrong
+        archived = self._archived.get(game_id, 0)
+        for _attempt in range(_LOG_ATTEMPTS):
+            got = self._log_read(game_id, keys, after, limit, archived)
+            if got[0] == archived:
+                return got[1]
+            archived = got[0]
+            if len(self._archived) >= _MAX_ARCHIVED:
+                self._archived.clear()
+            self._archived[game_id] = archived
+        raise StoreUnavailable(f"log {game_id!r}: archived while read, {_LOG_ATTEMPTS} times")
+
+    def _log_read(self, game_id: str, keys: GameKeys, after: int, limit: int | None,
+                  archived: int) -> tuple[int, list[tuple[int, bytes]]]:
+        """One round trip of :meth:`log`, ``archived`` versions assumed archived: the
+        versions archived as read, and the records (right only if the two agree)."""
         # LRANGE takes 64-bit indexes: beyond any log's length, clamp (the answer is empty)
-        start = min(after, _MAX_INDEX)
-        stop = -1 if limit is None else min(after + limit - 1, _MAX_INDEX)
+        start = min(max(after - archived, 0), _MAX_INDEX)
+        stop = -1 if limit is None else min(after + limit - 1 - archived, _MAX_INDEX)
+        chunks = after < archived
         with _translated(f"log {game_id!r}"):
             pipe = self._client.pipeline(transaction=False)
             pipe.exists(keys.game)
-            pipe.lrange(keys.log, start, stop)
-            exists, records = pipe.execute()
-        if not exists:
+            pipe.hget(keys.game, "o")
+            if stop >= 0 or limit is None:
+                pipe.lrange(keys.log, start, stop)
+            if chunks:
+                pipe.lrange(keys.archive, 0, -1)
+            replies = pipe.execute()
+        if not replies[0]:
             raise GameNotFound(game_id)
-        return [(after + 1 + i, bytes(record)) for i, record in enumerate(records)]
+        read = int(replies[1] or 0)
+        live = replies[2] if stop >= 0 or limit is None else []
+        out: list[tuple[int, bytes]] = []
+        if chunks:
+            wanted = archived - after if limit is None else min(limit, archived - after)
+            out = _unarchived(game_id, replies[-1], after, wanted)
+        first = max(after, archived) + 1
+        out += [(first + i, bytes(record)) for i, record in enumerate(live)]
+        return read, out
+
+    def archive(self, game_id: str) -> int:
+        """Move the game's live log into its archive as one compressed chunk (the referee
+        does it when a hand ends: keys.py); one round trip to read, one to write. Returns
+        the records archived (0: none live, or the game changed meanwhile and nothing was
+        written; its next archiving takes them). Records read by :meth:`log` as before."""
+        keys = self.keys(game_id)
+        with _translated(f"archive {game_id!r}"):
+            pipe = self._client.pipeline(transaction=False)
+            pipe.hget(keys.game, "o")
+            pipe.lrange(keys.log, 0, -1)
+            archived_raw, records = pipe.execute()
+        archived = int(archived_raw or 0)
+        if not records:
+            return 0
+        payload = zlib.compress(b"\n".join(bytes(r) for r in records), 6)
+        chunk = f"{archived + 1}:{len(records)}:".encode() + payload
+        with _translated(f"archive {game_id!r}"):
+            moved = self._scripts.archive(keys, archived, len(records), chunk)
+        return len(records) if moved else 0
 
     def cached(self, game_id: str, name: str) -> Cached:
         """The game's version and the value cached under ``name`` for that version (None

@@ -34,10 +34,10 @@ from .keys import GameKeys
 from .lua import StoreScript, run, together
 from .records import decode_idempotency
 
-__all__ = ["CACHE", "COMMIT", "CREATE", "LOAD", "Scripts"]
+__all__ = ["ARCHIVE", "CACHE", "COMMIT", "CREATE", "LOAD", "Scripts"]
 
 CREATE = """
--- KEYS[1] game HASH, KEYS[2] log LIST, KEYS[3] idempotency order LIST
+-- KEYS[1] game HASH, KEYS[2] log LIST, KEYS[3] idempotency order LIST, KEYS[4] archive LIST
 -- ARGV[1] state, ARGV[2] ttl seconds
 -- Returns 1 if created, 0 if the game exists (nothing written).
 if redis.call('EXISTS', KEYS[1]) == 1 then
@@ -47,7 +47,7 @@ end
 redis.call('HSET', KEYS[1], 'v', 0, 's', ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 -- leftovers of an earlier game with the same id (its game key expired or was deleted)
-redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 return 1
 """
 
@@ -59,9 +59,9 @@ local function expired(record, now)
   return at ~= nil and tonumber(at) <= now
 end
 
--- KEYS[1] game HASH (v = version, s = state, i:<scope> = idempotency records),
--- KEYS[2] log LIST, KEYS[3] idempotency order LIST (newest scope first),
--- KEYS[4..] window counters (the game's hash tag)
+-- KEYS[1] game HASH (v = version, s = state, o = versions archived, i:<scope> =
+-- idempotency records), KEYS[2] log LIST (the live log), KEYS[3] idempotency order LIST
+-- (newest scope first), KEYS[4] archive LIST, KEYS[5..] window counters (the game's hash tag)
 -- ARGV[1] expected version, ARGV[2] new state, ARGV[3] log record, ARGV[4] ttl seconds,
 -- ARGV[5] idempotency scope ('' for none), ARGV[6] encoded idempotency record,
 -- ARGV[7] how many idempotency records a game keeps (the oldest is dropped beyond),
@@ -71,8 +71,8 @@ end
 --   {0, counts, new version} committed | {1, counts, record} replay, nothing written |
 --   {2, counts, current version, its state or nil} conflict | {3, counts} no such game |
 --   {4, counts, version, log length} corrupt | {5, counts} over a limit, nothing written
-local counts = count(4, 6, {})
-local windows = #KEYS - 3
+local counts = count(5, 5, {})
+local windows = #KEYS - 4
 for j = 1, windows do
   if counts[2 * j - 1] > tonumber(ARGV[9 + windows + j]) then
     return {5, counts}
@@ -102,7 +102,7 @@ if v ~= tonumber(ARGV[1]) then
   end
   return {2, counts, v, state}
 end
-local n = redis.call('LLEN', KEYS[2])
+local n = redis.call('LLEN', KEYS[2]) + tonumber(redis.call('HGET', KEYS[1], 'o') or '0')
 if n ~= v then
   return {4, counts, v, n}
 end
@@ -138,11 +138,35 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
 end
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
+redis.call('EXPIRE', KEYS[4], ttl)  -- a no-op for a game with nothing archived
 -- the game's watchers, on every server sharing this Redis (a Cluster passes it to every
 -- node): '<game id> <version> <log record>' on '<namespace>:moved' (service.live)
 local ns, game = string.match(KEYS[1], '^(.*):{(.*)}:game$')
 redis.call('PUBLISH', ns .. ':moved', game .. ' ' .. v .. ' ' .. ARGV[3])
 return {0, counts, v}
+"""
+
+ARCHIVE = """
+-- KEYS[1] game HASH, KEYS[2] log LIST (the live log), KEYS[3] archive LIST
+-- ARGV[1] the versions archived the caller read (field o), ARGV[2] how many live records
+-- the chunk holds (the oldest), ARGV[3] the chunk
+-- Moves the live log's oldest ARGV[2] records into the archive as one chunk, if the game
+-- is still as the caller read it (o unchanged, at least that many live records); else
+-- writes nothing. Returns 1 if archived, 0 if not. (Its first write, an RPUSH, is refused
+-- when Redis is out of memory.)
+local o = tonumber(redis.call('HGET', KEYS[1], 'o') or '0')
+local k = tonumber(ARGV[2])
+if o ~= tonumber(ARGV[1]) or redis.call('LLEN', KEYS[2]) < k or k < 1 then
+  return 0
+end
+local left = redis.call('PTTL', KEYS[1])
+redis.call('RPUSH', KEYS[3], ARGV[3])
+redis.call('LTRIM', KEYS[2], k, -1)
+redis.call('HSET', KEYS[1], 'o', o + k)
+if left > 0 then
+  redis.call('PEXPIRE', KEYS[3], left)
+end
+return 1
 """
 
 LOAD = COUNT + """
@@ -203,7 +227,8 @@ class Scripts:
         self._commit = StoreScript(client, COMMIT, flags=flags)
         self._load = StoreScript(client, LOAD, flags=flags)
         self._cache = StoreScript(client, CACHE, flags=flags)
-        together(self._create, self._commit, self._load, self._cache)
+        self._archive = StoreScript(client, ARCHIVE, flags=flags)
+        together(self._create, self._commit, self._load, self._cache, self._archive)
 
     def load(self, keys: GameKeys, field: str | None, held: int | None,
              windows: Sequence[Window]) -> Any:
@@ -221,8 +246,15 @@ class Scripts:
 
     def create(self, keys: GameKeys, state: bytes, ttl: int) -> bool:
         """True if created, False if the game exists."""
-        result: Any = run(self._client, self._create, [keys.game, keys.log, keys.idem_order],
-                          [state, ttl])
+        result: Any = run(self._client, self._create,
+                          [keys.game, keys.log, keys.idem_order, keys.archive], [state, ttl])
+        return int(result) == 1
+
+    def archive(self, keys: GameKeys, archived: int, count: int, chunk: bytes) -> bool:
+        """Run ARCHIVE: move the ``count`` oldest live records into the archive as ``chunk``
+        if the game still has ``archived`` versions archived; True if moved."""
+        result: Any = run(self._client, self._archive, [keys.game, keys.log, keys.archive],
+                          [archived, count, chunk])
         return int(result) == 1
 
     def commit(
@@ -254,7 +286,8 @@ class Scripts:
             raise ValueError("one limit per window")
         scope, record = idempotency if idempotency is not None else ("", b"")
         result: Any = run(self._client, self._commit,
-                          [keys.game, keys.log, keys.idem_order, *(w.key for w in windows)],
+                          [keys.game, keys.log, keys.idem_order, keys.archive,
+                           *(w.key for w in windows)],
                           [expected_version, state, log_record, ttl, scope, record, keep,
                            "1" if conflict_state else "0", now_ms,
                            *(w.millis for w in windows), *limits])

@@ -69,6 +69,17 @@ export async function api(path, options = {}) {
   }
 }
 
+/** A join code as typed ("k7qp m2xd", "K7QP-M2XD") in the form the referee prints it. */
+export function normalCode(text) {
+  const letters = String(text || "").replace(/[\s-]+/g, "").toUpperCase();
+  return letters.length > 4 ? `${letters.slice(0, 4)}-${letters.slice(4)}` : letters;
+}
+
+/** A POST that is safe to retry: one Idempotency-Key for every attempt of it. */
+const retrySafe = (path, token, body) => api(path, {
+  method: "POST", token, body, headers: { "Idempotency-Key": randomKey() },
+});
+
 export const getVariants = () => api("/v1/variants");
 export const createGame = (body) => api("/v1/games", { method: "POST", body, retries: 0 });
 export const getPublic = (id) => api(`/v1/games/${encodeURIComponent(id)}`);
@@ -86,6 +97,18 @@ export const postMove = (id, token, move, version) => {
     method: "POST", token, body: move, headers,
   });
 };
+
+// ---- the lobby: join codes, the host token, rematches -------------------------------------
+
+export const previewJoin = (code) => api(`/v1/join/${encodeURIComponent(normalCode(code))}`);
+export const joinGame = (code, name, seat = null) => retrySafe("/v1/join", null,
+  seat === null ? { code: normalCode(code), name } : { code: normalCode(code), name, seat });
+export const cancelGame = (id, hostToken) =>
+  api(`/v1/games/${encodeURIComponent(id)}`, { method: "DELETE", token: hostToken, retries: 0 });
+export const rematch = (id, token) =>
+  retrySafe(`/v1/games/${encodeURIComponent(id)}/rematch`, token, undefined);
+
+// ---- keeping the table current ---------------------------------------------------------------
 
 /** The URL of a game's event stream after version `after`. With a seat's token it is the
  * seat's own stream, opened with a one-use stream ticket: EventSource cannot send an

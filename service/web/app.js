@@ -6,8 +6,10 @@
 //   #game=<id>&seat=watch      the public table
 //   #game=<id>                 the last seat used here, else the public table
 //   #sheet, #sheet=<id>        a score sheet for a paper game (sheet.js)
+//   #join=<code>, ?join=<code> join a game with open seats by its code (join.js)
 
 import * as api from "./api.js";
+import { Joiner } from "./join.js";
 import { Lobby } from "./lobby.js";
 import { ScoreSheet } from "./sheet.js";
 import * as store from "./storage.js";
@@ -44,7 +46,15 @@ function show(next) {
 }
 
 async function route() {
+  const query = new URLSearchParams(location.search).get("join");
+  if (query) history.replaceState(null, "", `/play#join=${encodeURIComponent(query)}`);
   const p = params();
+  if (p.has("join")) {
+    if (!variants.length) await loadVariants();
+    show(new Joiner(root, { code: p.get("join"), variants, go }));
+    document.title = "Join a game";
+    return;
+  }
   if (p.has("sheet")) {
     if (!variants.length) await loadVariants();
     show(new ScoreSheet(root, { variants, go, sheetId: p.get("sheet") || null }));

@@ -1,5 +1,5 @@
-// The lobby: create a game (the form is built from GET /v1/variants), reopen a saved one,
-// or open a seat's link.
+// The lobby: create a game (the form is built from GET /v1/variants; seats named or left
+// open for players who join with the code), reopen a saved one, join with a code or link.
 
 import * as api from "./api.js";
 import { h } from "./dom.js";
@@ -16,7 +16,8 @@ export class Lobby {
     this.go = go;
     this.problem = problem;
     this.variantId = store.prefs().variant || "basic";
-    this.players = NAMES.slice(0, 2);
+    this.players = [store.prefs().name || NAMES[0], NAMES[1]];
+    this.open = [false, false]; // open seats: taken by whoever joins with the code
     this.busy = false;
   }
 
@@ -54,7 +55,7 @@ export class Lobby {
       h("h2", { id: "saved-h" }, "Your games"),
       h("ul", { class: "saved" }, saved.map((g) => {
         const seats = Object.keys(g.tokens || {}).map(Number).sort((a, b) => a - b);
-        const names = g.names || [];
+        const names = (g.names || []).map((n, i) => n || `seat ${i + 1}`);
         const held = seats.map((s) => names[s] || `seat ${s + 1}`).join(", ");
         const vname = this.variants.find((v) => v.id === g.variant)?.name || g.variant || "Game";
         return h("li", { class: "saved-game" },
@@ -72,21 +73,20 @@ export class Lobby {
 
   renderJoin() {
     const input = h("input", {
-      type: "text", id: "join-link", placeholder: "https://…/play#game=…&token=…", autocomplete: "off",
-      autocapitalize: "off", spellcheck: "false",
+      type: "text", id: "join-link", placeholder: "K7QP-M2XD or https://…/play#…", autocomplete: "off",
+      autocapitalize: "characters", spellcheck: "false",
     });
     return h("section", { class: "card-panel", "aria-labelledby": "join-h" },
-      h("h2", { id: "join-h" }, "Join with a seat link"),
+      h("h2", { id: "join-h" }, "Join a game"),
       h("form", {
         class: "join", onsubmit: (e) => {
           e.preventDefault();
-          const text = input.value.trim();
-          const hash = text.includes("#") ? text.slice(text.indexOf("#")) : `#game=${encodeURIComponent(text)}`;
-          if (text) this.go(hash);
+          const hash = joinTarget(input.value);
+          if (hash) this.go(hash);
         },
       },
-      h("label", { for: "join-link" }, "Paste the link you were sent (or a game id to watch)"),
-      h("div", { class: "row" }, input, h("button", { class: "btn", type: "submit" }, "Open"))));
+      h("label", { for: "join-link" }, "Type the join code, or paste the link you were sent (a game id opens it to watch)"),
+      h("div", { class: "row" }, input, h("button", { class: "btn", type: "submit", id: "join-open" }, "Open"))));
   }
 
   renderCreate() {
@@ -104,6 +104,7 @@ export class Lobby {
         store.setPref("variant", this.variantId);
         const max = this.variant().max_players;
         this.players = this.players.slice(0, max);
+        this.open = this.open.slice(0, max);
         this.render();
       },
     }, this.variants.map((x) => h("option", { value: x.id, selected: x.id === v.id }, x.name)));
@@ -113,7 +114,9 @@ export class Lobby {
     form.append(...[
       h("div", { class: "field" }, h("label", { for: "variant" }, "Variant"), variantSelect,
         h("small", {}, `${v.min_players}–${v.max_players} players · ${v.deck_size} cards`)),
-      h("fieldset", {}, h("legend", {}, "Players"), this.playersBox),
+      h("fieldset", {}, h("legend", {}, "Players"),
+        h("small", { class: "fieldset-help" }, "Player 1 is you. Tick “open” for a seat that a player takes from their own device with the join code."),
+        this.playersBox),
       h("div", { class: "field" }, h("label", { for: "dealer" }, "First dealer"), this.dealerSelect),
       h("details", { class: "knobs" },
         h("summary", {}, "House rules", h("small", {}, ` ${v.knobs.length} knobs, defaults set`)),
@@ -133,22 +136,30 @@ export class Lobby {
   /** The players' names and the dealer choice (redrawn alone: the knobs keep their values). */
   fillPlayers(focusLast = false) {
     const v = this.variant();
-    const rows = this.players.map((name, i) => h("li", { class: "player-row" },
+    const rows = this.players.map((name, i) => h("li", { class: ["player-row", this.open[i] && "open"] },
       h("label", { for: `player-${i}`, class: "visually-hidden" }, `Player ${i + 1}`),
       h("span", { class: "seat-no", "aria-hidden": "true" }, String(i + 1)),
-      h("input", {
+      this.open[i] ? h("input", {
+        type: "text", id: `player-${i}`, value: "", placeholder: "Open: joins with the code", disabled: true,
+      }) : h("input", {
         type: "text", id: `player-${i}`, name: "player", value: name, maxlength: 40, required: true,
         autocomplete: "off", oninput: (e) => { this.players[i] = e.target.value; this.fillDealer(); },
       }),
+      i > 0 ? h("label", { class: "switch inline open-seat" },
+        h("input", {
+          type: "checkbox", id: `open-${i}`, checked: this.open[i],
+          onchange: (e) => { this.open[i] = e.target.checked; this.fillPlayers(); },
+        }), h("span", {}, "open", h("span", { class: "visually-hidden" }, ` seat ${i + 1}`))) : null,
       this.players.length > v.min_players ? h("button", {
         type: "button", class: "icon-btn small", "aria-label": `Remove player ${i + 1}`,
-        onclick: () => { this.players.splice(i, 1); this.fillPlayers(); },
+        onclick: () => { this.players.splice(i, 1); this.open.splice(i, 1); this.fillPlayers(); },
       }, "✕") : null));
     this.playersBox.replaceChildren(...[
       h("ol", { class: "players" }, rows),
       this.players.length < v.max_players ? h("button", {
         type: "button", class: "btn small", onclick: () => {
           this.players.push(NAMES.find((n) => !this.players.includes(n)) || `Player ${this.players.length + 1}`);
+          this.open.push(false);
           this.fillPlayers(true);
         },
       }, "+ Add a player") : null].filter(Boolean));
@@ -160,7 +171,8 @@ export class Lobby {
     const chosen = this.dealerSelect.value;
     this.dealerSelect.replaceChildren(
       h("option", { value: "" }, "Random"),
-      ...this.players.map((name, i) => h("option", { value: String(i), selected: String(i) === chosen }, name || `Player ${i + 1}`)));
+      ...this.players.map((name, i) => h("option", { value: String(i), selected: String(i) === chosen },
+        this.open[i] ? `Seat ${i + 1} (open)` : name || `Player ${i + 1}`)));
   }
 
   renderProblem() {
@@ -225,6 +237,21 @@ export class Lobby {
       return h("div", { class: "field knob" }, label, h("div", { class: "row" }, control, number),
         h("small", {}, `Default: ${matchEndText(k.default)}. `, k.description, " ", h("span", { class: "rule-id" }, k.rule)));
     }
+    if (k.type === "clock") {
+      const bounds = k.bounds?.turn_seconds || { minimum: 5, maximum: 86400 };
+      const seconds = h("input", {
+        type: "number", id: `${id}-n`, inputmode: "numeric", min: bounds.minimum, max: bounds.maximum,
+        value: k.default?.turn_seconds ?? 60, disabled: !k.default, "aria-label": "Seconds per turn",
+      });
+      control = h("input", {
+        type: "checkbox", id, name: id, checked: Boolean(k.default), dataset: { knob: k.name, kind: "clock" },
+        onchange: (e) => { seconds.disabled = !e.target.checked; },
+      });
+      return h("div", { class: "field knob switch-field" },
+        h("div", { class: "row" }, h("label", { class: "switch" }, control, h("span", {}, "Turn clock")),
+          seconds, h("span", { class: "small" }, "seconds a turn")),
+        help);
+    }
     return h("div", { class: "field knob" }, label, h("small", {}, `(${k.type} knobs are not editable here)`));
   }
 
@@ -245,6 +272,8 @@ export class Lobby {
         value = el.value === "#" ? Number(form.querySelector(`#knob-${CSS.escape(k.name)}-n`).value) : el.value;
       } else if (k.type === "match_end") {
         value = { [el.value]: Number(form.querySelector(`#knob-${CSS.escape(k.name)}-n`).value) };
+      } else if (k.type === "clock") {
+        value = el.checked ? { turn_seconds: Number(form.querySelector(`#knob-${CSS.escape(k.name)}-n`).value) } : null;
       } else continue;
       if (JSON.stringify(value) !== JSON.stringify(k.default)) rules[k.name] = value;
     }
@@ -255,7 +284,7 @@ export class Lobby {
     e.preventDefault();
     const form = e.target;
     const v = this.variant();
-    const players = this.players.map((p) => p.trim());
+    const players = this.players.map((p, i) => (this.open[i] ? null : p.trim()));
     const body = { variant: v.id, players, rules: this.readKnobs(form) };
     const dealer = this.dealerSelect.value;
     if (dealer !== "") body.dealer = Number(dealer);
@@ -270,7 +299,7 @@ export class Lobby {
         return;
       }
     }
-    if (players.some((p) => !p)) {
+    if (players.some((p) => p === "")) {
       this.problem = { title: "Every player needs a name", detail: "Fill in each name, or remove the empty row." };
       this.render();
       return;
@@ -281,12 +310,16 @@ export class Lobby {
     try {
       const created = await api.createGame(body);
       const tokens = Object.fromEntries(created.seats.map((s) => [s.seat, s.token]));
-      const first = created.game.turn ? created.game.turn.seat : 0;
+      const waiting = Boolean(created.join_code);
+      // waiting for players: this device is the creator's seat; else the seat to play first
+      const first = waiting ? 0 : created.game.turn ? created.game.turn.seat : 0;
       store.saveGame(created.game_id, {
-        variant: v.id, names: created.seats.map((s) => s.name), tokens, seat: first,
+        variant: v.id, names: created.game.seats.map((s) => s.name), tokens, seat: first,
+        host: created.host_token, joinCode: created.join_code || null,
       });
+      store.setPref("name", players[0]);
       this.busy = false;
-      this.go(`#game=${encodeURIComponent(created.game_id)}&seat=${first}&new=1`);
+      this.go(`#game=${encodeURIComponent(created.game_id)}&seat=${first}${waiting ? "" : "&new=1"}`);
     } catch (err) {
       this.busy = false;
       this.problem = err.problem || { title: "Could not create the game", detail: String(err) };
@@ -294,6 +327,17 @@ export class Lobby {
       this.root.querySelector(".problem")?.scrollIntoView({ block: "center" });
     }
   }
+}
+
+/** Where a typed join code, a pasted link or a game id leads (a hash), or null. */
+export function joinTarget(text) {
+  const typed = String(text || "").trim();
+  if (!typed) return null;
+  const joined = typed.match(/[#?&]join=([^&#]+)/);
+  if (joined) return `#join=${encodeURIComponent(api.normalCode(decodeURIComponent(joined[1])))}`;
+  if (typed.includes("#")) return typed.slice(typed.indexOf("#"));
+  if (typed.replace(/[\s-]+/g, "").length === 8) return `#join=${encodeURIComponent(api.normalCode(typed))}`;
+  return `#game=${encodeURIComponent(typed)}`;
 }
 
 function matchEndKind(kind) {

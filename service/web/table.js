@@ -51,6 +51,8 @@ export class Table {
     this.switching = false;
     this.stopped = false;
     this.prefs = store.prefs();
+    this.skew = 0; // the referee's clock minus this device's (from server_time)
+    this.clockShown = null;
     this.useSeat(seat);
     if (justCreated) this.modals.push({ type: "invite" });
     this.onVisible = () => { if (!document.hidden) this.refresh(); };
@@ -64,12 +66,14 @@ export class Table {
     if (this.stopped) return;
     this.openStream();
     this.timer = setInterval(() => this.tick(), POLL_MS);
+    this.clockTimer = setInterval(() => this.tickClock(), 1000);
     document.addEventListener("visibilitychange", this.onVisible);
   }
 
   stop() {
     this.stopped = true;
     clearInterval(this.timer);
+    clearInterval(this.clockTimer);
     clearTimeout(this.toastTimer);
     document.removeEventListener("visibilitychange", this.onVisible);
     if (this.stream) this.stream.close();
@@ -208,6 +212,7 @@ export class Table {
     if (old && sameSeat && view.version < old.version) return;
     const changed = !old || !sameSeat || view.version !== old.version;
     this.view = view;
+    if (view.server_time) this.skew = Date.parse(view.server_time) - Date.now();
     if (!changed) return;
     this.noteFresh(sameSeat ? old : null, view);
     this.pruneSelection();
@@ -306,7 +311,36 @@ export class Table {
 
   name(seat) {
     const s = this.view?.seats?.[seat];
-    return s ? s.name : `Seat ${seat + 1}`;
+    if (s && s.name !== null && s.name !== undefined) return s.name;
+    return seat === null || seat === undefined ? "The table" : `Seat ${seat + 1}`;
+  }
+
+  isGin() {
+    return this.view?.variant === "gin";
+  }
+
+  /** Gin: the defender lays out its melds and lay-offs after a knock (GIN-LAYOFF). */
+  layOutPhase() {
+    return this.myTurn() && this.view.turn.phase === "lay_out";
+  }
+
+  /** A turn clock: what is left of the turn (ms, by the referee's clock), or null. */
+  clockLeft() {
+    const v = this.view;
+    if (!v || v.status !== "playing" || !v.turn || !v.turn.deadline) return null;
+    const left = Date.parse(v.turn.deadline) - (Date.now() + this.skew);
+    return v.turn.expired ? Math.min(left, 0) : left;
+  }
+
+  /** Another seat held here may claim the match once the turn's time has run out. */
+  canClaim() {
+    const left = this.clockLeft();
+    return left !== null && left <= 0 && Boolean(this.token) && this.view.turn.seat !== this.seat;
+  }
+
+  /** The device is being handed over: no hand on the page until the next player is ready. */
+  handingOver() {
+    return this.modals.some((m) => m.type === "pass");
   }
 
   myTurn() {
@@ -340,6 +374,10 @@ export class Table {
       if (m.type === "meld") for (const meld of m.melds) for (const c of meld.cards) facts.playable.add(codeOf(c));
       if (m.type === "lay_off") for (const c of m.cards) facts.playable.add(codeOf(c));
       if (m.type === "swap_joker") facts.playable.add(m.card);
+      if (m.type === "knock" || m.type === "lay_out") {
+        for (const meld of m.melds || []) for (const c of meld.cards) facts.playable.add(codeOf(c));
+        for (const l of m.lay_offs || []) for (const c of l.cards) facts.playable.add(codeOf(c));
+      }
     }
     const example = legal.compound && legal.compound.example;
     if (example) for (const meld of example.melds || []) for (const c of meld.cards) facts.playable.add(codeOf(c));
@@ -430,7 +468,7 @@ export class Table {
   layOff(meld, end) {
     if (!this.sel.size) return;
     const keys = [...this.sel];
-    if (this.groups.length) {
+    if (this.groups.length || this.layOutPhase()) {
       // part of the meld action (an opening counts its lay-offs): staged with it
       this.layoffs.push({ meld_id: meld.meld_id, keys, end });
       this.sel.clear();
@@ -453,6 +491,100 @@ export class Table {
     const move = { type: "discard", card: code };
     if (this.callsLastCard()) move.announce = true;
     this.send(move);
+  }
+
+  /** The staged melds (and the selection, as one more) as a move's `melds`. */
+  stagedMelds(withSelection) {
+    const groups = [...this.groups];
+    if (withSelection && this.sel.size) groups.push([...this.sel]);
+    return groups.map((g) => ({ cards: this.codes(g) }));
+  }
+
+  stagedLayOffs() {
+    return this.layoffs.map((l) => {
+      const spec = { meld_id: l.meld_id, cards: this.codes(l.keys) };
+      if (l.end) spec.end = l.end;
+      return spec;
+    });
+  }
+
+  /** Gin: discard the one selected card and lay out the staged melds (GIN-KNOCK). */
+  knock() {
+    const [code] = this.codes([...this.sel]);
+    if (code) this.send({ type: "knock", card: code, melds: this.stagedMelds(false) });
+  }
+
+  /** Gin: the defender's melds and lay-offs, in one move (GIN-LAYOFF). */
+  layOut() {
+    this.send({ type: "lay_out", melds: this.stagedMelds(true), lay_offs: this.stagedLayOffs() });
+  }
+
+  /** Resign or abort, once the player has said yes. */
+  confirmMove(type) {
+    const texts = {
+      resign: ["Resign the match?", "The match ends now and the other players win. This cannot be undone.", "Resign"],
+      abort: ["Abort the game?", "The game ends with no winner. This is only possible before the first move.", "Abort the game"],
+    }[type];
+    this.modals.unshift({
+      type: "confirm", title: texts[0], text: texts[1], yes: texts[2],
+      onYes: () => this.send({ type }),
+    });
+    this.render();
+  }
+
+  /** The host cancels a game (waiting or in play), once it has said yes. */
+  confirmCancel() {
+    const host = store.game(this.gameId)?.host;
+    if (!host) return;
+    this.modals.unshift({
+      type: "confirm", title: "Cancel this game?",
+      text: "Nobody can join or play it any more.", yes: "Cancel the game",
+      onYes: async () => {
+        try {
+          await this.accept(await api.cancelGame(this.gameId, host));
+          this.problem = null;
+        } catch (err) {
+          this.refused(err);
+        }
+        this.render();
+      },
+    });
+    this.render();
+  }
+
+  /** The next match: each seat held here asks for its own token of it, then the table
+   * opens it as the same seat. */
+  async rematch() {
+    if (this.busy) return;
+    const saved = store.game(this.gameId) || {};
+    const tokens = saved.tokens || {};
+    this.busy = true;
+    this.render();
+    let next = saved.rematch && store.game(saved.rematch) ? saved.rematch : null;
+    try {
+      for (const seat of this.heldSeats()) {
+        if (next && store.game(next)?.tokens?.[seat]) continue;
+        try {
+          const got = await api.rematch(this.gameId, tokens[seat]);
+          next = got.game_id;
+          store.saveGame(next, {
+            variant: this.view.variant, names: this.view.seats.map((x) => x.name),
+            tokens: { [got.seat]: got.token }, seat: this.seat,
+          });
+          store.saveGame(this.gameId, { rematch: next });
+        } catch (err) {
+          if (err.problem?.code !== "REMATCH_CLAIMED") throw err;
+          next = next || err.problem.game_id; // taken before, on this device or another
+        }
+      }
+      this.problem = null;
+      if (next) this.go(`#game=${encodeURIComponent(next)}&seat=${this.seat ?? "watch"}`);
+    } catch (err) {
+      this.refused(err);
+    } finally {
+      this.busy = false;
+      this.render();
+    }
   }
 
   /** R51-LAST: the discard that leaves one card carries the call, unless unticked. */
@@ -493,8 +625,9 @@ export class Table {
         this.menuOpen ? this.renderMenu() : null,
         this.offline ? h("p", { class: "offline", role: "status" },
           `${this.offline.title || "Connection problem"}: ${this.offline.detail || ""} Retrying…`) : null,
-        v ? [this.renderCentre(), this.renderMelds(), this.renderScores(), this.renderLog()]
-          : h("p", { class: "loading" }, "Loading the table…")),
+        !v ? h("p", { class: "loading" }, "Loading the table…")
+          : v.status === "waiting" ? [this.renderWaiting(), this.renderLog()]
+            : [this.renderCentre(), this.renderMelds(), this.renderScores(), this.renderLog()]),
       v ? this.renderDock() : null,
       this.renderModal());
     replaceKeepingFocus(this.root, [page]);
@@ -518,7 +651,7 @@ export class Table {
     const v = this.view;
     const sub = [];
     if (v) {
-      sub.push(`Hand ${v.hand_number}`);
+      sub.push(v.status === "waiting" ? "waiting for players" : `Hand ${v.hand_number}`);
       sub.push(matchEndText(v.rules?.match_end));
       if (v.arranged) sub.push("arranged deal");
     }
@@ -542,25 +675,28 @@ export class Table {
     const held = new Set(this.heldSeats());
     const chips = v.seats.map((s) => {
       const mine = s.seat === this.seat;
-      const turn = v.status === "playing" && v.turn && v.turn.seat === s.seat;
+      const turn = Boolean(v.status === "playing" && v.turn && v.turn.seat === s.seat);
       const canSwitch = held.has(s.seat);
-      const bits = [`${s.hand_count} card${s.hand_count === 1 ? "" : "s"}`, `${fmt(s.total)} pts`];
+      const bits = s.open ? ["open seat"]
+        : [`${s.hand_count} card${s.hand_count === 1 ? "" : "s"}`, `${fmt(s.total)} pts`];
+      const dead = v.gin?.deadwood?.[s.seat];
+      if (dead !== null && dead !== undefined) bits.push(`deadwood ${dead}`);
       const badges = [];
       if (mine) badges.push(h("span", { class: "badge you" }, "you"));
-      if (turn) badges.push(h("span", { class: "badge turn" }, v.turn.phase === "draw" ? "to draw" : "to play"));
-      if (s.seat === v.dealer) badges.push(h("span", { class: "badge dealer", title: "dealer" }, v.seats.length > 3 ? "D" : "dealer"));
+      if (turn) badges.push(h("span", { class: "badge turn" }, { draw: "to draw", lay_out: "to lay out" }[v.turn.phase] || "to play"));
+      if (s.seat === v.dealer && v.status !== "waiting") badges.push(h("span", { class: "badge dealer", title: "dealer" }, v.seats.length > 3 ? "D" : "dealer"));
       if (s.opened) badges.push(h("span", { class: "badge ok" }, "opened"));
       if (s.out_of_match) badges.push(h("span", { class: "badge out" }, "out"));
       const contract = s.contract ? h("span", { class: "contract", title: s.contract.text },
         `Contract ${s.contract.number}${s.contract.down ? " ✓" : ""}`) : null;
-      const label = [s.name, mine ? "you" : null, ...bits, turn ? `to ${v.turn.phase}` : null,
+      const label = [this.name(s.seat), mine ? "you" : null, ...bits, turn ? `to ${v.turn.phase}` : null,
         s.seat === v.dealer ? "dealer" : null,
         s.opened ? "opened" : null,
         s.contract ? `contract ${s.contract.number}: ${s.contract.text}${s.contract.down ? ", laid down" : ""}` : null,
         canSwitch && !mine ? "switch to this seat" : null]
         .filter(Boolean).join(", ");
       const body = [
-        h("span", { class: "seat-name" }, s.name),
+        h("span", { class: "seat-name" }, this.name(s.seat)),
         h("span", { class: "seat-meta" }, bits.join(" · ")),
         badges.length ? h("span", { class: "badges" }, badges) : null,
         contract,
@@ -656,6 +792,46 @@ export class Table {
     ]));
   }
 
+  /** A game with open seats, before it deals: who sits where, the join code and link. */
+  renderWaiting() {
+    const v = this.view;
+    const saved = store.game(this.gameId) || {};
+    const open = v.seats.filter((s) => s.open).length;
+    const code = saved.joinCode;
+    const link = code ? `${location.origin}/play#join=${encodeURIComponent(code)}` : null;
+    const copy = async () => {
+      try {
+        await navigator.clipboard.writeText(link);
+      } catch {
+        this.root.querySelector("#join-share")?.select();
+        document.execCommand("copy");
+      }
+      this.flash("Link copied");
+      this.render();
+    };
+    return h("section", { class: "panel waiting", "aria-labelledby": "waiting-h" },
+      h("h2", { id: "waiting-h" }, `Waiting for ${open} more player${open === 1 ? "" : "s"}`),
+      h("p", {}, "The cards are dealt as soon as every seat is taken."),
+      h("ol", { class: "waiting-seats" }, v.seats.map((s) => h("li", { class: s.open ? "open" : null },
+        s.open ? h("span", { class: "muted" }, "Open seat") : h("strong", {}, s.name),
+        s.seat === this.seat ? h("span", { class: "badge you" }, "you") : null))),
+      code ? [
+        h("p", {}, "Join code: ", h("strong", { class: "join-code", id: "join-code" }, code)),
+        h("label", { for: "join-share", class: "small" }, "Or send this link:"),
+        h("div", { class: "row" },
+          h("input", { type: "text", readonly: true, value: link, id: "join-share", class: "link-input", onfocus: (e) => e.target.select() }),
+          h("button", { class: "btn small", onclick: copy, "aria-label": "Copy the join link" }, "Copy"),
+          navigator.share ? h("button", {
+            class: "btn small", "aria-label": "Share the join link",
+            onclick: () => navigator.share({ title: "Join my rummy game", url: link }).catch(() => {}),
+          }, "Share") : null),
+        h("p", { class: "small" }, "Each player opens the link (or types the code under “Join a game” at /play) on their own device, and sees only their own hand."),
+      ] : null,
+      saved.host ? h("p", {}, h("button", {
+        class: "btn subtle", "data-fkey": "cancel-game", onclick: () => this.confirmCancel(),
+      }, "Cancel the game")) : null);
+  }
+
   renderCentre() {
     const v = this.view;
     const mine = this.myTurn();
@@ -701,7 +877,8 @@ export class Table {
 
   renderMelds() {
     const v = this.view;
-    const canAct = this.playPhase() && !v.discard_only && this.sel.size > 0 && !this.busy;
+    const canAct = ((this.playPhase() && !this.isGin()) || this.layOutPhase())
+      && !v.discard_only && this.sel.size > 0 && !this.busy;
     const owners = [...new Set(v.melds.map((m) => m.owner))].sort((a, b) => a - b);
     const body = owners.length ? owners.map((owner) => h("div", { class: "meld-owner" },
       h("h3", {}, `${this.name(owner)}${owner === this.seat ? " (you)" : ""}`),
@@ -795,12 +972,25 @@ export class Table {
           h("thead", {}, head), h("tbody", {}, rows), h("tfoot", {}, foot))));
   }
 
+  knockText() {
+    const k = this.view.gin?.knock;
+    if (!k) return "";
+    const who = this.name(k.seat);
+    if (k.kind === "big_gin") return `${who} went big gin.`;
+    if (k.kind === "gin") return `${who} went gin.`;
+    return `${who} knocked with ${k.deadwood} deadwood.`;
+  }
+
   resultText() {
     const v = this.view;
+    if (v.status === "aborted") return "This game was called off: no winner.";
     const winners = (v.winners || []).map((s) => this.name(s));
-    if (!winners.length) return "Match over.";
+    const end = v.end;
+    const why = end?.reason === "resigned" ? `${this.name(end.seat)} resigned. `
+      : end?.reason === "timeout" ? `${this.name(end.seat)} ran out of time. ` : "";
+    if (!winners.length) return `${why}Match over.`;
     const you = this.seat !== null && v.winners.includes(this.seat);
-    return `Match over — ${listText(winners)} ${winners.length > 1 ? "win" : "wins"}${you ? " (that's you!)" : ""}.`;
+    return `${why}Match over — ${listText(winners)} ${winners.length > 1 ? "win" : "wins"}${you ? " (that's you!)" : ""}.`;
   }
 
   renderLog() {
@@ -844,6 +1034,28 @@ export class Table {
         parts.push("a new hand was dealt");
       } else if (t === "cut_in" || t === "cut_in_claim") {
         parts.push(`${this.name(ev.seat ?? entry.seat)} cut in`);
+      } else if (t === "pass") {
+        parts.push(`${who} passed`);
+      } else if (t === "knock") {
+        parts.push(ev.kind === "knock" ? `${who} knocked (deadwood ${ev.deadwood})` : `${who} went ${ev.kind === "big_gin" ? "big gin" : "gin"}`);
+      } else if (t === "lay_out") {
+        parts.push(`${who} laid out (deadwood ${ev.deadwood})`);
+      } else if (t === "resign") {
+        parts.push(`${who} resigned`);
+      } else if (t === "abort") {
+        parts.push(`${who} called the game off`);
+      } else if (t === "claim_timeout" || t === "timeout") {
+        parts.push(`${who} claimed the match: the time ran out`);
+      } else if (t === "seat_taken") {
+        parts.push(`${ev.name} took seat ${ev.seat + 1}`);
+      } else if (t === "seat_opened") {
+        parts.push(`seat ${ev.seat + 1} was opened again`);
+      } else if (t === "game_cancelled") {
+        parts.push("the host cancelled the game");
+      } else if (t === "rematch" || t === "rematch_joined") {
+        parts.push(`${who} joined the rematch`);
+      } else if (t === "token_rotated") {
+        parts.push(`${who} got a new seat link`);
       } else if (t !== "deal_revealed") {
         parts.push(`${who}: ${t.replace(/_/g, " ")}`);
       }
@@ -855,23 +1067,87 @@ export class Table {
 
   renderDock() {
     const v = this.view;
+    const hidden = this.handingOver();
+    let hand = null;
+    if (v.status === "playing" && !this.token) {
+      hand = h("p", { class: "watching" }, "You are watching: hands stay hidden. Open a seat's link to play it.");
+    } else if (v.status === "playing" && hidden) {
+      hand = h("p", { class: "watching handover" }, "The hand is hidden while the device is passed on.");
+    } else if (v.status === "playing") {
+      hand = this.renderHand();
+    }
     return h("section", { class: "dock", "aria-label": "Your hand and actions" },
       h("p", { class: ["status", this.myTurn() && "my-turn"], role: "status", "aria-live": "polite" }, this.statusText()),
+      this.renderClock(),
       this.renderProblem(),
       this.toast ? h("p", { class: "toast", role: "status" }, this.toast) : null,
-      this.hintOpen ? this.renderHints() : null,
-      this.renderTray(),
-      this.token && v.status === "playing" ? this.renderHand() : (v.status === "playing" ? h("p", { class: "watching" },
-        "You are watching: hands stay hidden. Open a seat's link to play it.") : null),
-      h("div", { class: "actions" }, this.renderActions()));
+      this.hintOpen && !hidden ? this.renderHints() : null,
+      hidden ? null : this.renderTray(),
+      hand,
+      h("div", { class: "actions" }, this.renderActions()),
+      this.renderMatchActions());
+  }
+
+  /** The turn clock (C-CLOCK), counting down to the view's deadline by the referee's clock. */
+  renderClock() {
+    const left = this.clockLeft();
+    this.clockShown = left === null ? null : left > 0;
+    if (left === null) return null;
+    const who = this.name(this.view.turn.seat);
+    const claim = this.canClaim() ? h("button", {
+      class: "btn primary small", "data-fkey": "claim", disabled: this.busy,
+      onclick: () => this.send({ type: "claim_timeout" }),
+    }, "Claim victory") : null;
+    return h("div", { class: ["clock", left <= 0 && "expired"] },
+      h("span", { class: "clock-text", role: "timer", "aria-live": "off" }, clockText(left, who)), claim);
+  }
+
+  /** Once a second: the clock's text; a full redraw when the time runs out. */
+  tickClock() {
+    if (this.stopped) return;
+    const left = this.clockLeft();
+    if (left === null) return;
+    if (this.clockShown !== (left > 0)) {
+      this.render();
+      return;
+    }
+    const el = this.root.querySelector(".clock-text");
+    if (el) el.textContent = clockText(left, this.name(this.view.turn.seat));
+  }
+
+  /** Resign (any time in play) and abort (before the first move), each with a confirm. */
+  renderMatchActions() {
+    const v = this.view;
+    if (!this.token || v.status !== "playing") return null;
+    const moved = this.log.some((e) => e.move) || v.hand_number > 1 || this.logVersion < v.version;
+    return h("div", { class: "match-actions" },
+      moved ? null : h("button", {
+        class: "btn small subtle", "data-fkey": "abort", disabled: this.busy, onclick: () => this.confirmMove("abort"),
+      }, "Abort"),
+      h("button", {
+        class: "btn small subtle", "data-fkey": "resign", disabled: this.busy, onclick: () => this.confirmMove("resign"),
+      }, "Resign"));
   }
 
   statusText() {
     const v = this.view;
     if (this.switching) return "Switching seat…";
     if (v.status === "finished") return this.resultText();
+    if (v.status === "aborted") return "This game was called off: no winner.";
+    if (v.status === "waiting") return "Waiting for players to join…";
     const turn = v.turn;
     const who = this.name(turn.seat);
+    if (turn.phase === "lay_out") {
+      if (turn.seat !== this.seat || !this.token) return `${this.knockText()} ${who} lays out.`;
+      return `${this.knockText()} Lay out your melds${v.gin.knock.kind === "knock" ? " and lay off cards on the knocker's melds" : ""}, then tap Lay out.`;
+    }
+    if (this.token && turn.seat === this.seat && v.gin) {
+      if (turn.phase === "draw" && (v.gin.upcard_offer === this.seat || v.gin.wall)) {
+        return v.gin.wall ? "Your turn: take the discard to knock with it, or pass (the hand is then a draw)."
+          : `Your turn: take the upcard ${v.discard_top ? shortText(v.discard_top) : ""} or pass.`;
+      }
+      if (turn.phase === "play") return `Your turn: discard a card, or knock (deadwood ${v.gin.knock_limit} or less): put your melds aside with + Meld, select the card to discard, then Knock.`;
+    }
     if (!this.token) return `${who} to ${turn.phase}.`;
     if (turn.seat !== this.seat) {
       if (v.cut_in?.open) return `${who} to ${turn.phase}. The discard may be claimed (cut in).`;
@@ -935,7 +1211,7 @@ export class Table {
     const cardsNow = this.handCards();
     const staged = this.staged();
     const facts = this.prefs.hints ? this.hintFacts() : { playable: new Set(), discardable: null };
-    const selectable = this.playPhase() && !this.busy;
+    const selectable = (this.playPhase() || this.layOutPhase()) && !this.busy;
     const head = h("div", { class: "hand-head" },
       h("h2", {}, this.seat !== null ? `${this.name(this.seat)}'s hand` : "Hand",
         h("span", { class: "count" }, ` ${cardsNow.length} card${cardsNow.length === 1 ? "" : "s"}`)),
@@ -998,10 +1274,18 @@ export class Table {
 
   renderActions() {
     const v = this.view;
-    if (v.status === "finished") {
-      return [h("button", { class: "btn primary", "data-fkey": "new", onclick: () => this.go("#new") }, "New game")];
+    if (v.status === "finished" || v.status === "aborted") {
+      const next = store.game(this.gameId)?.rematch;
+      const again = v.status === "finished" && this.token ? h("button", {
+        class: "btn primary", "data-fkey": "rematch", disabled: this.busy, onclick: () => this.rematch(),
+      }, next && store.game(next) ? "Go to the rematch" : v.rematch ? "Join the rematch" : "Rematch") : null;
+      return [again, h("button", {
+        class: ["btn", !again && "primary"], "data-fkey": "new", onclick: () => this.go("#new"),
+      }, "New game")];
     }
-    if (!this.token) return [];
+    if (!this.token || v.status !== "playing") return [];
+    if (this.handingOver()) return [];
+    if (this.isGin() && this.myTurn()) return this.renderGinActions();
     if (!this.myTurn()) {
       const cut = this.legal?.moves?.find((m) => m.type === "cut_in");
       return [cut ? h("button", {
@@ -1071,6 +1355,63 @@ export class Table {
     return out;
   }
 
+  /** Gin: take or pass the upcard, draw, knock with staged melds, the defender's lay-out. */
+  renderGinActions() {
+    const v = this.view;
+    const phase = v.turn.phase;
+    const n = this.sel.size;
+    const selCodes = this.codes([...this.sel]);
+    const staged = this.groups.length + this.layoffs.length;
+    const cancel = staged ? h("button", {
+      class: "btn subtle", "data-fkey": "cancel", onclick: () => { this.clearPlay(); this.render(); },
+    }, "Cancel") : null;
+    if (phase === "draw") {
+      const offer = v.gin.upcard_offer === this.seat || v.gin.wall;
+      return [
+        offer ? null : h("button", {
+          class: "btn primary", "data-fkey": "draw:stock", disabled: this.busy, onclick: () => this.draw("stock"),
+        }, "Draw from stock"),
+        v.discard_top ? h("button", {
+          class: ["btn", offer && "primary"], "data-fkey": "draw:discard", disabled: this.busy,
+          "aria-label": `Take the ${cardName(v.discard_top)} from the discard pile`, onclick: () => this.draw("discard"),
+        }, `Take ${shortText(v.discard_top)}`) : null,
+        offer ? h("button", {
+          class: "btn", "data-fkey": "pass", disabled: this.busy, onclick: () => this.send({ type: "pass" }),
+        }, "Pass") : null,
+      ];
+    }
+    if (phase === "lay_out") {
+      const melds = this.groups.length + (n ? 1 : 0);
+      return [
+        h("button", {
+          class: "btn primary", "data-fkey": "layout", disabled: this.busy, onclick: () => this.layOut(),
+        }, `Lay out${melds ? ` ${melds} meld${melds === 1 ? "" : "s"}` : ""}${this.layoffs.length ? ` + ${this.layoffs.length} lay-off${this.layoffs.length === 1 ? "" : "s"}` : ""}`),
+        h("button", {
+          class: "btn", "data-fkey": "group", disabled: this.busy || !n,
+          "aria-label": "Put the selected cards aside as one meld", onclick: () => this.stageGroup(),
+        }, "+ Meld"),
+        cancel,
+      ];
+    }
+    return [
+      h("button", {
+        class: "btn", "data-fkey": "group", disabled: this.busy || !n,
+        "aria-label": "Put the selected cards aside as one meld to knock with", onclick: () => this.stageGroup(),
+      }, "+ Meld"),
+      h("button", {
+        class: ["btn", staged && n === 1 && "primary"], "data-fkey": "knock", disabled: this.busy || n !== 1,
+        "aria-label": n === 1 ? `Knock, discarding ${cardName(selCodes[0])}` : "Knock (select the card to discard)",
+        onclick: () => this.knock(),
+      }, n === 1 ? `Knock, discard ${shortText(selCodes[0])}` : "Knock"),
+      staged ? null : h("button", {
+        class: ["btn", n === 1 && "primary"], "data-fkey": "discard", disabled: this.busy || n !== 1,
+        "aria-label": n === 1 ? `Discard ${cardName(selCodes[0])}` : "Discard (select one card)",
+        onclick: () => this.discard(),
+      }, n === 1 ? `Discard ${shortText(selCodes[0])}` : "Discard"),
+      cancel,
+    ];
+  }
+
   renderHints() {
     const legal = this.legal;
     const v = this.view;
@@ -1126,6 +1467,24 @@ export class Table {
       }
       const discards = moves.filter((x) => x.type === "discard" && !x.announce).map((x) => x.card);
       if (discards.length) items.push(h("li", {}, "You may discard: ", h("strong", {}, cardsText([...new Set(discards)]))));
+      const prepare = (m, label) => h("li", {}, h("strong", {}, label),
+        (m.melds || []).map((x) => cardsText(x.cards.map(codeOf))).join(" · ") || "no meld",
+        (m.lay_offs || []).length ? `; lay off ${m.lay_offs.map((l) => `${cardsText(l.cards.map(codeOf))} on ${l.meld_id}`).join(", ")}` : "",
+        m.card ? `; discard ${shortText(m.card)}` : "", " ",
+        h("button", {
+          class: "btn small subtle",
+          onclick: () => {
+            this.clearPlay();
+            for (const g of m.melds || []) { this.selectCodes(g.cards.map(codeOf)); this.groups.push([...this.sel]); this.sel.clear(); }
+            for (const l of m.lay_offs || []) { this.selectCodes(l.cards.map(codeOf)); this.layoffs.push({ meld_id: l.meld_id, keys: [...this.sel], end: l.end || null }); this.sel.clear(); }
+            if (m.card) this.selectCodes([m.card]);
+            this.hintOpen = false;
+            this.render();
+          },
+        }, "Prepare it"), " ", play(m, "Do it"));
+      for (const m of moves.filter((x) => x.type === "knock").slice(0, 3)) items.push(prepare(m, "Knock: "));
+      for (const m of moves.filter((x) => x.type === "lay_out").slice(0, 1)) items.push(prepare(m, "Lay out: "));
+      if (moves.some((x) => x.type === "pass")) items.push(h("li", {}, "You may pass ", play({ type: "pass" }, "Pass")));
       const cut = moves.find((x) => x.type === "cut_in");
       if (cut) items.push(h("li", {}, "You may cut in and claim the discard ", play(cut, "Cut in")));
       body = items.length ? h("ul", { class: "hint-list" }, items) : h("p", {}, "No legal move to suggest.");
@@ -1135,6 +1494,23 @@ export class Table {
       h("div", { class: "hints-head" }, h("strong", {}, "Hints"),
         h("button", { class: "icon-btn small", "aria-label": "Close hints", onclick: () => { this.hintOpen = false; this.render(); } }, "✕")),
       body);
+  }
+
+  /** A gin hand's result (GIN-SCORE): knock, gin, big gin, undercut, tie or a draw. */
+  ginResultText(r) {
+    const knocker = r.knocker ?? r.went_out;
+    const who = knocker === null || knocker === undefined ? "" : this.name(knocker);
+    const other = knocker === null || knocker === undefined ? "" : this.name(1 - knocker);
+    const dead = r.deadwood || [];
+    return {
+      knock: `${who} knocked: deadwood ${dead[knocker]} against ${dead[1 - knocker]}.`,
+      gin: `${who} went gin.`,
+      big_gin: `${who} went big gin.`,
+      undercut: `${other} undercut ${who}: deadwood ${dead[1 - knocker]} against ${dead[knocker]}.`,
+      tie: `${who} knocked and tied ${other}: nobody scores.`,
+      draw: "A draw: nobody scores.",
+      wall_draw: "A draw at the wall: nobody scores, the same dealer deals again.",
+    }[r.result] || `Result: ${String(r.result).replace(/_/g, " ")}.`;
   }
 
   // ---- modals ----------------------------------------------------------------------------
@@ -1155,23 +1531,35 @@ export class Table {
       const who = this.name(m.seat);
       content = [
         h("h2", { id: "modal-h" }, `${who}'s turn`),
-        h("p", {}, `Pass the device to ${who}. The hand stays hidden until ${who} is ready.`),
+        h("p", {}, `Pass the device to ${who}. No hand is shown until ${who} is ready.`),
         h("div", { class: "modal-actions" },
           h("button", { class: "btn primary", onclick: () => { this.modals.shift(); this.switchSeat(m.seat); } }, `Show ${who}'s hand`),
-          h("button", { class: "btn subtle", onclick: close }, `Stay as ${this.name(this.seat)}`)),
+          h("button", { class: "btn subtle", onclick: () => { this.modals.shift(); this.switchSeat(null); } }, "Watch the table")),
+      ];
+    } else if (m.type === "confirm") {
+      content = [
+        h("h2", { id: "modal-h" }, m.title),
+        h("p", {}, m.text),
+        h("div", { class: "modal-actions" },
+          h("button", { class: "btn primary", onclick: () => { this.modals.shift(); m.onYes(); } }, m.yes),
+          h("button", { class: "btn subtle", onclick: close }, "Keep playing")),
       ];
     } else if (m.type === "hand") {
       const r = m.result;
       const v = this.view;
       const out = r.went_out ?? null;
       const flags = handFlags(r);
+      const dead = Array.isArray(r.deadwood) ? r.deadwood : null;
       content = [
         h("h2", { id: "modal-h" }, `Hand ${r.hand_number} is over`),
-        h("p", {}, out === null ? "Nobody went out: the stock ran out." : `${this.name(out)} went out${flags.length ? ` (${flags.join(", ")})` : ""}.`),
+        h("p", { class: "hand-result" }, r.result ? this.ginResultText(r)
+          : out === null ? "Nobody went out: the stock ran out." : `${this.name(out)} went out${flags.length ? ` (${flags.join(", ")})` : ""}.`),
         h("table", { class: "mini-scores" },
-          h("thead", {}, h("tr", {}, h("th", {}, ""), h("th", { scope: "col" }, "This hand"), h("th", { scope: "col" }, "Total"))),
+          h("thead", {}, h("tr", {}, h("th", {}, ""), dead ? h("th", { scope: "col" }, "Deadwood") : null,
+            h("th", { scope: "col" }, "This hand"), h("th", { scope: "col" }, "Total"))),
           h("tbody", {}, v.seats.map((s, i) => h("tr", {},
-            h("th", { scope: "row" }, s.name), h("td", {}, fmt(r.scores[i])), h("td", {}, fmt(s.total)))))),
+            h("th", { scope: "row" }, s.name), dead ? h("td", {}, fmt(dead[i])) : null,
+            h("td", {}, fmt(r.scores[i])), h("td", {}, fmt(s.total)))))),
         m.finished ? h("p", { class: "result" }, this.resultText()) : null,
         h("div", { class: "modal-actions" },
           h("button", { class: "btn primary", onclick: close }, m.finished ? "See the table" : "Next hand")),
@@ -1212,7 +1600,17 @@ function handFlags(r) {
   if (r.all_at_once) flags.push("all at once");
   if (r.dry) flags.push("dry");
   if (r.reason === "stock_exhausted") flags.push("stock ran out");
+  if (r.result) flags.push(r.result.replace(/_/g, " "));
   return flags;
+}
+
+/** "Bo: 0:25 left", "Bo's time is up". */
+function clockText(left, who) {
+  if (left <= 0) return `⏱ ${who}'s time is up`;
+  const secs = Math.ceil(left / 1000);
+  const text = secs >= 3600 ? `${Math.floor(secs / 3600)}:${String(Math.floor(secs / 60) % 60).padStart(2, "0")}:${String(secs % 60).padStart(2, "0")}`
+    : `${Math.floor(secs / 60)}:${String(secs % 60).padStart(2, "0")}`;
+  return `⏱ ${who}: ${text} left`;
 }
 
 function fmt(n) {

@@ -503,3 +503,44 @@ def test_a_stream_sends_a_long_log_whole(client: FlaskClient, sse_client: FlaskC
     finally:
         stream.close()
     assert [int(f["id"]) for f in frames] == list(range(1, 251))
+
+
+def test_a_match_s_finished_hands_are_archived_and_still_read_and_verified(
+        redis_url: str) -> None:
+    """When a hand ends the log so far moves into one compressed archive chunk (memory per
+    game stays small over a long match): the events read back every version in order, on
+    any worker, in pages across the archive's edges, and the match still verifies."""
+    import redis
+
+    from tests.support.basic_game import Game
+    from tests.support.http_player import HttpPlayer
+
+    apps = [create_app(Settings(redis_url=redis_url, rate_limits=(), create_rate_limits=(),
+                                verify_rate_limits=())) for _ in range(2)]
+    client = apps[0].test_client()
+    game = Game(client, rules={"match_end": {"deals": 3}})
+    player = HttpPlayer(FlaskTransport(client), game.id, game.tokens, max_moves=1500,
+                        time_limit=40.0)
+    final = player.play_match()
+    assert final["status"] == "finished"
+    store = apps[0].extensions["referee"].store
+    keys = store.keys(game.id)
+    admin = redis.Redis.from_url(redis_url)
+    try:
+        assert admin.llen(keys.archive) == 3  # a chunk per hand
+        assert admin.llen(keys.log) == 0  # the last move ended the last hand
+        assert int(admin.hget(keys.game, "o") or 0) == final["version"]
+    finally:
+        admin.close()
+    other = apps[1].test_client()
+    versions: list[int] = []
+    after = 0
+    while True:
+        page = other.get(f"/v1/games/{game.id}/events?after={after}&limit=7").get_json()
+        if not page["entries"]:
+            break
+        versions += [e["version"] for e in page["entries"]]
+        after = versions[-1]
+    assert versions == list(range(1, final["version"] + 1))
+    report = other.get(f"/v1/games/{game.id}/verify").get_json()
+    assert report["verified"], report

@@ -12,9 +12,11 @@ from flask import Request
 from flask.testing import FlaskClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from marshmallow import ValidationError
 
 from service.api import fastpath, schemas
 from service.referee import documents
+from service.rules.moves import MOVE_TYPES
 
 CARDS = sorted(fastpath.CARDS)
 ODD_CARDS = ["10H", "th", "1S", "XX", "", "JKR"]
@@ -28,21 +30,68 @@ value = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=25),
                   cards, st.lists(st.fixed_dictionaries({"cards": cards}), max_size=13),
                   st.lists(st.fixed_dictionaries({"cards": cards},
                                                  optional={"x": st.integers()}), max_size=3))
+takes = st.lists(st.fixed_dictionaries({"meld_id": st.sampled_from(["m1", "", "m" * 21]),
+                                        "card": card}), max_size=9)
+lay_offs = st.lists(st.fixed_dictionaries(
+    {"meld_id": st.sampled_from(["m1", "", 4]), "cards": cards},
+    optional={"end": st.sampled_from(["low", "high", "mid"])}), max_size=3)
 FIELDS = ["source", "card", "meld_id", "cards", "end", "announce", "melds", "take",
           "lay_offs", "other"]
+field_values = {name: value for name in FIELDS} | {
+    "take": st.one_of(takes, value), "lay_offs": st.one_of(lay_offs, value)}
+good_cards = st.lists(st.sampled_from(CARDS), min_size=1, max_size=4)
+good_melds = st.lists(st.fixed_dictionaries({"cards": good_cards}), max_size=3)
+good = {  # mostly valid values of each field, sometimes anything
+    "source": st.sampled_from(["stock", "discard"]), "card": st.sampled_from(CARDS),
+    "meld_id": st.sampled_from(["m1", "m12"]), "cards": good_cards, "melds": good_melds,
+    "end": st.sampled_from(["low", "high"]), "announce": st.booleans(),
+    "take": st.lists(st.fixed_dictionaries({"meld_id": st.just("m1"),
+                                            "card": st.sampled_from(CARDS)}), max_size=2),
+    "lay_offs": st.lists(st.fixed_dictionaries({"meld_id": st.just("m2"), "cards": good_cards},
+                                               optional={"end": st.just("low")}), max_size=2),
+}
+near = {name: st.integers(0, 3).flatmap(
+    lambda i, good=strategy, any_value=field_values[name]: good if i else any_value)
+    for name, strategy in good.items()}
+
+
+def _typed(kind: str) -> st.SearchStrategy[dict[str, Any]]:
+    """Bodies of one move type, mostly valid: its fields, now and then one of another."""
+    own = {n for n in schemas.MOVE_SCHEMAS[kind]().fields if n != "type"}
+    required = {n for n, f in schemas.MOVE_SCHEMAS[kind]().fields.items()
+                if f.required and n != "type"}
+    foreign = st.sampled_from(sorted(set(FIELDS) - own))
+    return st.fixed_dictionaries(
+        {"type": st.just(kind), **{n: near[n] for n in required}},
+        optional={n: near[n] for n in own - required}).flatmap(
+        lambda body: st.integers(0, 3).flatmap(lambda i: st.just(body) if i else foreign.map(
+            lambda name: {**body, name: "KD"})))
+
+
 bodies = st.one_of(
-    st.fixed_dictionaries({"type": st.sampled_from([
-        "draw", "meld", "lay_off", "swap_joker", "take_from_meld", "discard", "cut_in", "x",
-        3])}, optional={name: value for name in FIELDS}),
+    st.fixed_dictionaries({"type": st.sampled_from([*MOVE_TYPES, "x", 3])},
+                          optional=field_values),
+    *[_typed(kind) for kind in MOVE_TYPES],
     value)
+
+
+def schema_answer(body: Any) -> Any:
+    """What ``MoveSchema`` loads from ``body``: the engine's move, or its errors."""
+    try:
+        return schemas.MoveSchema().load(body)
+    except ValidationError as exc:
+        return exc.messages
 
 
 @pytest.mark.slow  # a long random run
 @settings(max_examples=3000, deadline=None)
 @given(body=bodies)
-def test_whatever_the_fast_path_accepts_the_schema_loads_unchanged(body: Any) -> None:
-    if fastpath.valid_move(body):
-        assert schemas.MoveSchema().load(body) == body
+def test_whatever_the_fast_path_accepts_the_schema_loads_as_the_same_move(body: Any) -> None:
+    """The fast path's answer is the schema's: the same move, and none where the schema
+    answers errors."""
+    fast = fastpath.move_of(body)
+    if fast is not None:
+        assert schema_answer(body) == fast
 
 
 @given(body=st.sampled_from([
@@ -52,9 +101,44 @@ def test_whatever_the_fast_path_accepts_the_schema_loads_unchanged(body: Any) ->
     {"type": "meld", "melds": [{"cards": ["7H", "8H", "9H"]}, {"cards": ["QS", "QD", "JK"]}]},
     {"type": "swap_joker", "meld_id": "m2", "card": "6S"},
     {"type": "cut_in"},
+    {"type": "meld", "melds": [{"cards": ["7H", "8H", "9H"]}],
+     "lay_offs": [{"meld_id": "m1", "cards": ["5S"], "end": "high"}]},
+    {"type": "take_from_meld", "take": [{"meld_id": "m1", "card": "5S"}],
+     "melds": [{"cards": ["5S", "5H", "5D"]}]},
+    {"type": "knock", "card": "KD", "melds": [{"cards": ["7H", "8H", "9H"]}]},
+    {"type": "lay_out", "melds": [], "lay_offs": []},
+    {"type": "pass"},
 ]))
 def test_the_usual_moves_take_the_fast_path(body: dict[str, Any]) -> None:
     assert fastpath.valid_move(body)
+    assert fastpath.move_of(body) == schema_answer(body)
+
+
+def test_a_moves_schema_is_its_types() -> None:
+    """One schema per type: a field of another type is not one of this type's, a missing
+    one is required for it, and without a known type only the type is told."""
+    assert schema_answer({"type": "draw", "source": "stock", "card": "KD", "zz": 1}) == {
+        "card": ["not a field of a draw move"],
+        "zz": ["unknown field; this object takes: type, source"]}
+    assert schema_answer({"type": "lay_off", "cards": ["6H"]}) == {
+        "meld_id": ["required for a lay_off move"]}
+    assert set(schema_answer({"type": "fold", "card": 3})) == {"type"}
+    assert schema_answer({"source": "stock"}) == {"type": ["Missing data for required field."]}
+
+
+def test_the_fast_path_keeps_the_schemas_limits() -> None:
+    """Its checks come from the schemas' validators: a list at a schema's limit takes the
+    fast path, one card or meld over it does not (and the schema refuses it)."""
+    run = [CARDS[i] for i in range(schemas.MAX_MELD_CARDS + 1)]
+    for body, limit in (
+            ({"type": "lay_off", "meld_id": "m1", "cards": run}, schemas.MAX_MELD_CARDS),
+            ({"type": "meld", "melds": [{"cards": ["7H", "8H", "9H"]}] * 13},
+             schemas.MAX_MELDS)):
+        key = "cards" if "cards" in body else "melds"
+        at_limit = {**body, key: body[key][:limit]}
+        assert fastpath.move_of(at_limit) == schema_answer(at_limit)
+        assert fastpath.move_of(body) is None
+        assert isinstance(schema_answer(body), dict)  # errors
 
 
 USUAL_MOVES = [

@@ -1,6 +1,8 @@
 """Gin rummy over HTTP (API.md "Gin rummy"), through the Flask test client on the real Redis:
 the first upcard passed, a knock refused above the limit and then made, the defender's
-lay-out with lay-offs, the views' gin facts and the hand's result."""
+lay-out with lay-offs, a gin, the wall, the refusals as problems, the views' gin facts
+(upcard offer, Oklahoma's knock limit, the wall, the deadwood once laid out) and the hand's
+result; /v1/melds/check and /v1/scores/hand for gin."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ from typing import Any
 
 from flask.testing import FlaskClient
 
+from service.rules.cards import standard_deck
 from tests.support.basic_game import Game
 from tests.support.deals import auth
 from tests.support.gin_game import DEFENDER, KNOCK, KNOCKER, UPCARD, deal, melds
+from tests.support.problems import assert_problem
 
 
 def draw(source: str) -> dict[str, Any]:
@@ -81,3 +85,85 @@ def test_melds_check_and_hand_scores_for_gin(client: FlaskClient) -> None:
     undercut = score([["AC"], ["2C"]], 1)
     assert undercut["scores"] == [26, 0] and undercut["result"] == "undercut"
     assert score([["2D"], ["2C"]], 1, undercut_on_tie=False)["scores"] == [0, 0]
+
+
+GIN_HAND = ["AH", "2H", "3H", "4C", "4D", "4S", "7S", "8S", "9S", "TS"]
+
+
+def test_refusals_over_http(client: FlaskClient) -> None:
+    """GIN-TURN, GIN-KNOCK, GIN-LAYOFF: each refusal is a 422 problem with its code and
+    rule id, and changes nothing."""
+    game = Game(client, variant="gin", players=2, dealer=0,
+                rules={"match_end": {"deals": 1}}, deals=[deal((DEFENDER, KNOCKER), UPCARD)])
+    game.ok(1, draw("discard"))
+    game.refused(1, {"type": "discard", "card": UPCARD}, "DISCARD_TAKEN_CARD", "GIN-TURN")
+    game.refused(1, {"type": "knock", "card": "KD", "melds": melds(
+        "AH 2H 3H 4H", "4C 4D 4S", "7S 8S 9S")}, "CARD_NOT_IN_HAND", "C-TURN")
+    game.refused(1, {"type": "knock", "card": "KD", "melds": melds(
+        "AH 2H 3H", "4C 4D 4S", "7S 8S 2C")}, "INVALID_MELD", "GIN-PLAYERS")
+    game.refused(1, {**KNOCK, "lay_offs": [{"meld_id": "m1", "cards": ["2C"]}]},
+                 "INVALID_LAY_OFF", "GIN-LAYOFF")
+    game.refused(1, {"type": "meld", "melds": melds("AH 2H 3H")}, "INVALID_MELD", "GIN-TURN")
+    game.ok(1, KNOCK)
+    game.refused(1, {"type": "lay_out"}, "NOT_YOUR_TURN", "C-TURN")
+    game.refused(0, draw("stock"), "WRONG_PHASE", "GIN-LAYOFF")
+
+    gin = Game(client, variant="gin", players=2, dealer=0, rules={"match_end": {"deals": 1}},
+               deals=[deal((DEFENDER, GIN_HAND), "KD", ["QD"])])
+    for seat, move in ((1, {"type": "pass"}), (0, {"type": "pass"}), (1, draw("stock"))):
+        gin.ok(seat, move)
+    gin.ok(1, {"type": "knock", "card": "QD",
+               "melds": melds("AH 2H 3H", "4C 4D 4S", "7S 8S 9S TS")})
+    gin.refused(0, {"type": "lay_out", "lay_offs": [{"meld_id": "m1", "cards": ["4H"]}]},
+                "INVALID_LAY_OFF", "GIN-LAYOFF")
+    end = hand_end(gin.ok(0, {"type": "lay_out", "melds": melds("7C 7D 7H", "JS QS KS")}))
+    assert (end["scores"], end["result"]) == ([0, 46], "gin")
+    assert gin.public()["gin"]["deadwood"] == [21, 0]
+
+
+def test_the_wall_over_http(client: FlaskClient) -> None:
+    """GIN-WALL: with two cards left in the stock, no stock draw; a pass ends the hand as
+    a draw (the view's ``wall``, the result ``wall_draw``)."""
+    used = {*KNOCKER, *DEFENDER, UPCARD}
+    filler = [c for c in standard_deck() if c not in used][:29]
+    game = Game(client, variant="gin", players=2, dealer=0,
+                rules={"match_end": {"deals": 1}},
+                deals=[deal((KNOCKER, DEFENDER), UPCARD, filler)])
+    game.ok(1, {"type": "pass"})
+    game.ok(0, {"type": "pass"})
+    for i, card in enumerate(filler):
+        seat = 1 - i % 2
+        game.ok(seat, draw("stock"))
+        game.ok(seat, {"type": "discard", "card": card})
+    facts = game.public()["gin"]
+    assert facts["wall"] is True and game.public()["stock_count"] == 2
+    game.refused(0, draw("stock"), "STOCK_DRAW_FORBIDDEN", "GIN-WALL")
+    end = hand_end(game.ok(0, {"type": "pass"}))
+    assert (end["scores"], end["result"], end["reason"]) == ([0, 0], "wall_draw", "wall")
+
+
+def test_the_oklahoma_knock_limit_in_the_views(client: FlaskClient) -> None:
+    """GIN-KNOCK ``oklahoma``: the first upcard's value is the view's ``knock_limit``, for
+    everyone and each seat; taking 6D and keeping it knocks at exactly 6."""
+    game = Game(client, variant="gin", players=2, dealer=0,
+                rules={"match_end": {"deals": 1}, "oklahoma": True},
+                deals=[deal((DEFENDER, KNOCKER), "6D")])
+    assert game.public()["gin"]["knock_limit"] == 6
+    assert game.me(0)["gin"]["knock_limit"] == game.me(1)["gin"]["knock_limit"] == 6
+    game.ok(1, draw("discard"))
+    answer = game.ok(1, KNOCK)
+    assert answer["game"]["gin"]["knock"] == {"seat": 1, "kind": "knock", "deadwood": 6}
+
+
+def test_a_hand_score_with_a_knock_above_the_limit_is_400(client: FlaskClient) -> None:
+    """/v1/scores/hand: a knocker's unmelded cards above the knock limit are no knock
+    (GIN-KNOCK); under Oklahoma the limit can be up to 10."""
+    def post(hands: list[list[str]], **rules: object) -> Any:
+        return client.post("/v1/scores/hand", json={"variant": "gin", "rules": rules,
+                                                     "went_out": 1, "hands": hands})
+
+    resp = post([["3C", "9C"], ["5C", "6D"]])
+    problem = assert_problem(resp, 400, code="MALFORMED_REQUEST")
+    assert problem["errors"][0]["field"] == "hands.1" and "GIN-KNOCK" in problem["detail"]
+    assert_problem(post([["3C", "9C"], ["4C"]], knock_card=3), 400, code="MALFORMED_REQUEST")
+    assert post([["3C", "9C"], ["5C", "5D"]], oklahoma=True).get_json()["scores"] == [0, 2]

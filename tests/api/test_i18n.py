@@ -198,7 +198,10 @@ def test_other_generic_problems_are_translated_too(client: FlaskClient, language
         assert problem["title"] != english[name]["title"], name
         assert problem["detail"] != english[name]["detail"], name
         assert problem["type"] == english[name]["type"], name
-    assert got["fields"]["errors"] == english["fields"]["errors"]  # field names unchanged
+    # field names unchanged, their messages translated
+    assert [e["field"] for e in got["fields"]["errors"]] == [
+        e["field"] for e in english["fields"]["errors"]]
+    assert got["fields"]["errors"] != english["fields"]["errors"]
     assert "players, variant" in got["fields"]["detail"]
     problem = answer(game.move(0, {"type": "draw", "source": "stock"},
                                {"If-Match": '"7"', **lang(language)}), 412, language)
@@ -401,3 +404,77 @@ def test_the_package_data_ships_the_catalogs() -> None:
     catalogs = set(TRANSLATIONS.glob("*/LC_MESSAGES/messages.mo"))
     assert len(catalogs) == len(LANGUAGES)
     assert sorted(str(p.relative_to(SERVICE)) for p in catalogs - shipped) == []
+
+
+# ---------------------------------------------------------------------------------------
+# The per-field messages of a 400
+
+
+BAD_BODIES: list[tuple[str, Any, set[str]]] = [
+    # (path, body, the fields named): marshmallow's messages and ours, nested ones too
+    ("/v1/games", {"variant": 3, "players": ["Ana"], "dealer": "x", "deals": "no"},
+     {"variant", "players", "dealer", "deals"}),
+    ("/v1/games", {"variant": "basic", "players": ["Ana", "\n"], "rules": {"nope": 1}},
+     {"players.1", "rules.nope"}),
+    ("/v1/games", {"variant": "basic", "players": ["Ana", "Bo"],
+                   "rules": {"opening_points": True}}, {"rules.opening_points"}),
+    ("/v1/games", {"variant": "gin", "players": ["Ana", "Bo", "Cy"]}, {"players"}),
+    ("/v1/melds/check", {"variant": "basic", "cards": ["7h", "8h", "10x"], "from": 1},
+     {"cards.2", "from"}),
+    ("/v1/melds/check", {"variant": "nope", "cards": []}, {"variant", "cards"}),
+    ("/v1/scores/hand", {"variant": "basic", "went_out": 9, "hands": [["QS"]]},
+     {"went_out", "hands"}),
+]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_messages_of_each_bad_field_are_in_the_language(
+        client: FlaskClient, language: str) -> None:
+    for path, body, named in BAD_BODIES:
+        english = assert_problem(client.post(path, json=body), 400)
+        got = answer(client.post(path, json=body, headers=lang(language)), 400, language)
+        assert {e["field"] for e in got["errors"]} == named == {
+            e["field"] for e in english["errors"]}, (path, got)
+        theirs = {e["field"]: e["message"] for e in got["errors"]}
+        ours = {e["field"]: e["message"] for e in english["errors"]}
+        same = [f for f in named if theirs[f] == ours[f]]
+        assert same == [], (path, language, [(f, ours[f]) for f in same])
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_bad_move_says_its_field_and_detail_in_the_language(
+        client: FlaskClient, language: str) -> None:
+    game = Game(client)
+    body = {"type": "discard", "card": "1h"}
+    english = assert_problem(game.move(0, body), 400)
+    got = answer(game.move(0, body, lang(language)), 400, language)
+    assert english["errors"][0]["message"].startswith("'1h' is not a card")  # as sent
+    assert got["errors"][0]["field"] == "card"
+    assert got["errors"][0]["message"] != english["errors"][0]["message"]
+    assert "'1h'" in got["errors"][0]["message"]
+
+
+def test_an_unknown_field_names_the_fields_of_its_object_a_close_match_first(
+        client: FlaskClient) -> None:
+    game = Game(client)
+    problem = assert_problem(game.move(0, {"type": "draw", "from": "stock"}), 400)
+    message = {e["field"]: e["message"] for e in problem["errors"]}["from"]
+    assert message.startswith("unknown field; did you mean 'source'? This object takes: ")
+    assert message.endswith("This object takes: type, source")  # a draw takes these only
+    check = assert_problem(client.post("/v1/melds/check", json={
+        "variant": "basic", "cards": ["7H", "8H", "9H"], "rulse": {}}), 400)
+    assert check["errors"] == [{"field": "rulse", "message": "unknown field; did you mean "
+                                "'rules'? This object takes: variant, rules, cards"}]
+    nested = assert_problem(client.post("/v1/games", json={
+        "variant": "basic", "players": ["Ana", "Bo"],
+        "deals": [{"hands": [[], []], "stok": []}]}), 400)
+    assert nested["errors"] == [{"field": "deals.0.stok", "message": "unknown field; did you "
+                                 "mean 'stock'? This object takes: hands, stock, discard"}]
+    far = assert_problem(client.post("/v1/melds/check", json={
+        "variant": "basic", "cards": ["7H", "8H", "9H"], "zzz": 1}), 400)
+    assert far["errors"][0]["message"] == ("unknown field; this object takes: variant, rules, "
+                                           "cards")
+    danish = client.post("/v1/melds/check", headers=lang("da"), json={
+        "variant": "basic", "cards": ["7H", "8H", "9H"], "rulse": {}}).get_json()
+    assert danish["errors"][0]["message"] == ("ukendt felt; mente du 'rules'? Dette objekt "
+                                              "tager: variant, rules, cards")

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -238,6 +239,112 @@ def test_racing_for_two_open_seats_fills_each_once(redis_url: str) -> None:
         seats = sorted(body["seat"] for status, body in results if status == 201)
         assert seats == [1, 2], results
         assert sum(status == 409 for status, _ in results) == 3
+
+
+def _redis_dump(redis_url: str) -> bytes:
+    """Every key, hash field and value in Redis (lists and strings too), as bytes."""
+    r = redis.Redis.from_url(redis_url)
+    try:
+        parts: list[bytes] = []
+        for key in r.keys("*"):
+            kind = r.type(key)
+            parts.append(key)
+            if kind == b"hash":
+                parts.extend(x for pair in r.hgetall(key).items() for x in pair)
+            elif kind == b"list":
+                parts.extend(r.lrange(key, 0, -1))
+            elif kind == b"string":
+                parts.append(r.get(key) or b"")
+        return b"\n".join(parts)
+    finally:
+        r.close()
+
+
+def _keyed_join(client: FlaskClient, key: str, body: dict[str, Any]) -> Any:
+    return client.post("/v1/join", json=body, headers={"Idempotency-Key": key})
+
+
+def test_a_retried_join_gets_the_same_seat_and_token_not_a_second_seat(
+        client: FlaskClient, redis_url: str) -> None:
+    """A join whose answer was lost is sent again with the same key: the same seat and
+    token, nothing taken twice, also once the game has dealt (the last seat); the key
+    and the token are not in Redis as they were sent."""
+    created = _create(client, ["Ana", None, None])
+    gid, code = created["game_id"], created["join_code"]
+    body = {"code": code, "name": "Bo"}
+    first = _keyed_join(client, "join-bo-1", body)
+    assert first.status_code == 201, first.get_json()
+    assert "Idempotent-Replayed" not in first.headers
+    version = _version(client, gid)
+    again = _keyed_join(client, "join-bo-1", body)
+    assert again.status_code == 201, again.get_json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.get_json() == first.get_json()
+    assert again.headers["ETag"] == first.headers["ETag"]
+    assert _version(client, gid) == version  # nothing taken twice
+    view = client.get(f"/v1/games/{gid}").get_json()
+    assert [s["open"] for s in view["seats"]] == [False, False, True]
+
+    # the same key with another body is refused, and takes nothing
+    reused = _keyed_join(client, "join-bo-1", {"code": code, "name": "Cy"})
+    _problem(reused, 422, "IDEMPOTENCY_KEY_REUSED")
+    assert _version(client, gid) == version
+
+    # the last seat: the game deals; its retry still answers as the first did
+    last = _keyed_join(client, "join-cy-1", {"code": code, "name": "Cy"})
+    assert last.status_code == 201 and last.get_json()["game"]["status"] == "playing"
+    retried = _keyed_join(client, "join-cy-1", {"code": code, "name": "Cy"})
+    assert retried.status_code == 201, retried.get_json()
+    assert retried.get_json() == last.get_json()
+    _problem(_keyed_join(client, "join-dee-1", {"code": code, "name": "Dee"}), 409,
+             "SEAT_TAKEN")  # a new key is a new join: no seat is left
+    for joined in (first, last):
+        token = joined.get_json()["token"]
+        me = client.get(f"/v1/games/{gid}/me", headers=auth(token))
+        assert me.status_code == 200 and me.get_json()["seat"] == joined.get_json()["seat"]
+
+    dump = _redis_dump(redis_url)
+    for joined in (first, last):
+        assert joined.get_json()["token"].encode() not in dump
+    assert b"join-bo-1" not in dump and b"join-cy-1" not in dump
+
+
+def test_join_idempotency_keys_are_checked(client: FlaskClient) -> None:
+    created = _create(client, ["Ana", None])
+    gid = created["game_id"]
+    before = _version(client, gid)
+    bad = _keyed_join(client, "", {"code": created["join_code"], "name": "Bo"})
+    _problem(bad, 400)
+    bad = _keyed_join(client, "x" * 201, {"code": created["join_code"], "name": "Bo"})
+    _problem(bad, 400)
+    assert _version(client, gid) == before
+
+
+def test_retries_racing_one_join_take_one_seat(redis_url: str) -> None:
+    """The same keyed join sent by several workers at once takes one seat: every answer
+    is that seat and its token."""
+    apps = _racers(redis_url, 3)
+    for _round in range(10):
+        created = _create(apps[0].test_client(), ["Ana", None, None])
+        barrier = threading.Barrier(4)
+        results: list[Any] = []
+
+        def join(i: int, code: str = created["join_code"], barrier: threading.Barrier = barrier,
+                 results: list[Any] = results) -> None:
+            client = apps[i % 3].test_client()
+            barrier.wait()
+            resp = _keyed_join(client, "same-key", {"code": code, "name": "Bo"})
+            results.append((resp.status_code, resp.get_json()))
+
+        threads = [threading.Thread(target=join, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert {status for status, _ in results} == {201}, results
+        assert len({(body["seat"], body["token"]) for _, body in results}) == 1
+        view = apps[1].test_client().get(f"/v1/games/{created['game_id']}").get_json()
+        assert [s["open"] for s in view["seats"]] == [False, False, True]
 
 
 def test_joins_are_rate_limited_per_address(redis_url: str) -> None:
@@ -531,6 +638,29 @@ def test_a_rematch_is_one_new_game_with_each_seat_its_own_token(client: FlaskCli
             "seat"] == seat
     # a rematch has no host: its seats play it out (or resign)
     _problem(client.delete(f"/v1/games/{new_id}", headers=auth(host)), 403)
+
+
+def test_a_retried_rematch_gets_the_same_token_again(client: FlaskClient) -> None:
+    gid, tokens, _host = _finished(client)
+    key = {"Idempotency-Key": "rematch-ana"}
+    first = client.post(f"/v1/games/{gid}/rematch", headers={**auth(tokens[0]), **key})
+    assert first.status_code == 201, first.get_json()
+    version = _version(client, gid)
+    again = client.post(f"/v1/games/{gid}/rematch", headers={**auth(tokens[0]), **key})
+    assert again.status_code == 201, again.get_json()
+    assert again.get_json() == first.get_json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert _version(client, gid) == version
+    # without the key, a second request is the 409 it always was
+    _problem(client.post(f"/v1/games/{gid}/rematch", headers=auth(tokens[0])), 409,
+             "REMATCH_CLAIMED")
+    # the key is the seat's: Bo's request with the same key is Bo's own rematch
+    bo = client.post(f"/v1/games/{gid}/rematch", headers={**auth(tokens[1]), **key})
+    assert bo.status_code == 201 and bo.get_json()["seat"] == 1
+    assert bo.get_json()["game_id"] == first.get_json()["game_id"]
+    new_id, token = first.get_json()["game_id"], first.get_json()["token"]
+    me = client.get(f"/v1/games/{new_id}/me", headers=auth(token))
+    assert me.status_code == 200 and me.get_json()["seat"] == 0
 
 
 def test_a_rematch_of_an_unfinished_game_is_refused(client: FlaskClient) -> None:

@@ -14,6 +14,7 @@ from flask.testing import FlaskClient
 from openapi_spec_validator import validate
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 
+from service.api.schemas import MoveSchema
 from tests.support.problems import PROBLEM
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,10 +124,139 @@ def differences(old: Any, new: Any, at: str = "") -> list[str]:
     return [] if old == new else [f"{at or '/'}: {json.dumps(old)[:80]} != {json.dumps(new)[:80]}"]
 
 
-def test_document_is_valid_openapi_3(app: Flask) -> None:
+def test_document_is_valid_openapi_3_1(app: Flask) -> None:
     spec = generated(app)
-    assert spec["openapi"].startswith("3.")
-    validate(spec)
+    assert spec["openapi"] == "3.1.0"
+    validate(spec)  # openapi-spec-validator, by the document's own version
+    assert '"nullable"' not in json.dumps(spec["components"]["schemas"]).replace(
+        '"nullable": {"type": "boolean"}', "")  # 3.1 spells it type: [..., "null"]
+    assert spec["servers"] and spec["servers"][0]["url"] == "/"
+
+
+def _operations(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(method, path, operation) for path, item in spec["paths"].items()
+            for method, operation in item.items() if method != "parameters"]
+
+
+def test_every_operation_has_a_unique_client_style_operation_id(app: Flask) -> None:
+    ids = [operation.get("operationId") for _, _, operation in _operations(generated(app))]
+    assert None not in ids
+    assert len(set(ids)) == len(ids), ids
+    assert [i for i in ids if not re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)*", str(i))] == []
+    assert {"createGame", "getGame", "getSeatView", "postMove", "listLegalMoves",
+            "listEvents", "checkMeld", "scoreHand", "listVariants", "joinGame"} <= set(ids)
+
+
+def test_429_and_503_are_documented_with_retry_after(app: Flask) -> None:
+    spec = generated(app)
+    for method, path, operation in _operations(spec):
+        statuses = set(operation["responses"])
+        if path.startswith("/v1/"):
+            assert "429" in statuses, (method, path)
+        if path.startswith("/v1/") and path not in ("/v1/variants", "/v1/melds/check",
+                                                    "/v1/scores/hand"):
+            assert "503" in statuses, (method, path)
+        for status in {"429", "503"} & statuses:
+            response = resolve(spec, operation["responses"][status])
+            header = resolve(spec, response["headers"]["Retry-After"])
+            assert header["schema"]["type"] == "integer"
+            assert PROBLEM in response["content"]
+            if status == "429":  # the IETF draft's headers, as every limited answer sends
+                assert {"RateLimit", "RateLimit-Policy"} <= set(response["headers"])
+    assert "503" in spec["paths"]["/readyz"]["get"]["responses"]
+    assert "429" not in spec["paths"]["/healthz"]["get"]["responses"]
+
+
+def test_problem_allows_its_extension_members(app: Flask) -> None:
+    problem = generated(app)["components"]["schemas"]["Problem"]
+    assert problem.get("additionalProperties", True) is not False
+    assert {"code", "rule", "reasons", "errors", "current_version"} <= set(
+        problem["properties"])
+
+
+def test_rules_and_cards_are_components_every_body_refers_to(app: Flask) -> None:
+    spec = generated(app)
+    schemas = spec["components"]["schemas"]
+    assert {"Rules", "CardCode", "MeldCard"} <= set(schemas)
+    text = json.dumps({k: v for k, v in schemas.items() if k != "Rules"})
+    # the knobs are described once, in Rules: no other schema inlines them
+    assert '"opening_points": {' not in text and '"match_end": {' not in text
+    for name in ("GameCreate", "MeldCheck", "ScoreHand", "SheetCreate", "PublicView",
+                 "Variant"):
+        assert schemas[name]["properties"]["rules"]["$ref"] == "#/components/schemas/Rules"
+    assert re.search(r'"\$ref": "#/components/schemas/CardCode"',
+                     json.dumps(schemas["Deal"]))
+    assert schemas["MeldSpec"]["properties"]["cards"]["items"] == {
+        "$ref": "#/components/schemas/MeldCard"}
+
+
+def test_the_events_endpoint_documents_its_event_stream(app: Flask) -> None:
+    ok = generated(app)["paths"]["/v1/games/{game_id}/events"]["get"]["responses"]["200"]
+    assert set(ok["content"]) == {"application/json", "text/event-stream"}
+
+
+def _examples(spec: dict[str, Any], method: str, path: str) -> dict[str, Any]:
+    body = spec["paths"][path][method]["requestBody"]["content"]["application/json"]
+    examples: dict[str, Any] = {name: e["value"] for name, e in body["examples"].items()}
+    return examples
+
+
+def test_every_request_body_has_examples(app: Flask) -> None:
+    spec = generated(app)
+    bodies = [(m, p) for m, p, op in _operations(spec) if "requestBody" in op]
+    assert len(bodies) >= 7
+    assert [(m, p) for m, p in bodies if not _examples(spec, m, p)] == []
+
+
+def test_the_game_examples_create_a_game_of_every_variant(
+        app: Flask, client: FlaskClient) -> None:
+    examples = _examples(generated(app), "post", "/v1/games")
+    variants = {v["id"] for v in client.get("/v1/variants").get_json()["variants"]}
+    assert {e["variant"] for e in examples.values()} == variants
+    for name, body in examples.items():
+        resp = client.post("/v1/games", json=body)
+        assert resp.status_code == 201, (name, resp.get_json())
+    # the docs page's "Try it out" takes the first one: a game that starts
+    first = client.post("/v1/games", json=next(iter(examples.values()))).get_json()
+    assert first["game"]["status"] == "playing"
+
+
+def test_the_move_examples_are_moves_and_the_first_is_legal_first(
+        app: Flask, client: FlaskClient) -> None:
+    from service.api.schemas import MoveSchema
+
+    examples = _examples(generated(app), "post", "/v1/games/{game_id}/moves")
+    for body in examples.values():
+        MoveSchema().load(body)
+    created = client.post("/v1/games", json={"variant": "basic", "players": ["Ana", "Bo"]})
+    game = created.get_json()
+    seat = game["game"]["turn"]["seat"]
+    token = game["seats"][seat]["token"]
+    resp = client.post(f"/v1/games/{game['game_id']}/moves?dry_run=true",
+                       json=next(iter(examples.values())),
+                       headers={"Authorization": f"Bearer {token}"})
+    assert resp.status_code == 200, resp.get_json()
+
+
+def test_the_stateless_and_sheet_examples_are_answered(app: Flask, client: FlaskClient
+                                                       ) -> None:
+    from service.api.schemas import JoinSchema
+
+    spec = generated(app)
+    for path in ("/v1/melds/check", "/v1/scores/hand"):
+        for name, body in _examples(spec, "post", path).items():
+            resp = client.post(path, json=body)
+            assert resp.status_code == 200, (path, name, resp.get_json())
+    for body in _examples(spec, "post", "/v1/join").values():
+        JoinSchema().load(body)
+    sheets = _examples(spec, "post", "/v1/scoresheets")
+    for name, body in sheets.items():
+        assert client.post("/v1/scoresheets", json=body).status_code == 201, name
+    for name, hand in _examples(spec, "post", "/v1/scoresheets/{sheet_id}/hands").items():
+        sheet = client.post("/v1/scoresheets", json=next(iter(sheets.values()))).get_json()
+        resp = client.post(f"/v1/scoresheets/{sheet['sheet_id']}/hands", json=hand,
+                           headers={"Authorization": f"Bearer {sheet['token']}"})
+        assert resp.status_code == 200, (name, resp.get_json())
 
 
 def test_every_implemented_api_md_operation_is_documented(app: Flask) -> None:
@@ -168,12 +298,24 @@ def test_moves_document_their_headers_query_and_body(app: Flask) -> None:
     assert {("path", "game_id"), ("header", "If-Match"), ("header", "Idempotency-Key"),
             ("query", "dry_run")} <= params
     body = resolve(spec, operation["requestBody"]["content"]["application/json"]["schema"])
-    assert {"type", "source", "melds", "meld_id", "cards", "end", "card", "announce",
-            "take"} <= set(body["properties"])
-    kinds = resolve(spec, body["properties"]["type"])
-    assert set(kinds["enum"]) == {"draw", "meld", "lay_off", "swap_joker", "take_from_meld",
-                                  "discard", "cut_in", "resign", "abort", "claim_timeout",
-                                  "pass", "knock", "lay_out"}
+    # one schema per move type, told apart by "type" (a discriminator mapping each to it)
+    mapping = body["discriminator"]["mapping"]
+    assert body["discriminator"]["propertyName"] == "type"
+    assert set(mapping) == {"draw", "meld", "lay_off", "swap_joker", "take_from_meld",
+                            "discard", "cut_in", "resign", "abort", "claim_timeout",
+                            "pass", "knock", "lay_out"}
+    assert sorted(o["$ref"] for o in body["oneOf"]) == sorted(mapping.values())
+    fields = {kind: resolve(spec, {"$ref": ref}) for kind, ref in mapping.items()}
+    for kind, schema in fields.items():
+        assert schema["properties"]["type"]["enum"] == [kind]
+        assert schema["additionalProperties"] is False
+    assert {k: (set(s["properties"]) - {"type"}, set(s["required"]) - {"type"})
+            for k, s in fields.items() if k in ("draw", "lay_off", "discard", "cut_in")} == {
+        "draw": ({"source"}, {"source"}), "lay_off": ({"meld_id", "cards", "end"},
+                                                      {"meld_id", "cards"}),
+        "discard": ({"card", "announce"}, {"card"}), "cut_in": (set(), set())}
+    assert body["example"] == {"type": "draw", "source": "stock"}
+    assert MoveSchema().load(body["example"])  # the docs page's prefilled body is a move
 
 
 def test_every_documented_error_answer_is_a_problem(app: Flask) -> None:

@@ -474,3 +474,83 @@ def test_verify_replays_have_a_limit_of_their_own_per_address(redis_url: str) ->
 def test_verify_replays_are_limited_by_default() -> None:
     assert Settings().verify_rate_limits == ("10/minute",)
     assert Settings.from_env({"RUMMY_VERIFY_RATE_LIMITS": "off"}).verify_rate_limits == ()
+
+
+def _rate_headers(reply: Any) -> tuple[str, dict[str, tuple[int, int]]]:
+    """``RateLimit-Policy`` as sent, and ``RateLimit`` read: policy → (remaining, reset)."""
+    policy = reply.headers["RateLimit-Policy"]
+    state: dict[str, tuple[int, int]] = {}
+    for item in reply.headers["RateLimit"].split(", "):
+        name, *params = item.split(";")
+        values = dict(p.split("=") for p in params)
+        state[name.strip('"')] = (int(values["r"]), int(values["t"]))
+    return policy, state
+
+
+def test_rate_limit_headers_count_down_the_same_on_every_worker(limited: Flask,
+                                                                redis_url: str) -> None:
+    """Issue 45: every answer of a limited endpoint says its limit (``RateLimit-Policy``)
+    and what is left of it (``RateLimit``), as the IETF httpapi draft defines them, from
+    the Redis counter: another worker's answer continues the count."""
+    client = limited.test_client()
+    other_worker = create_app(Settings(redis_url=redis_url, rate_limits=("5/minute",),
+                                       create_rate_limits=("2/minute",))).test_client()
+    left = []
+    for worker in (client, client, other_worker, client, other_worker):
+        reply = worker.get("/v1/variants")
+        assert reply.status_code == 200
+        policy, state = _rate_headers(reply)
+        assert policy == '"requests";q=5;w=60'
+        assert 1 <= state["requests"][1] <= 60
+        left.append(state["requests"][0])
+    assert left == [4, 3, 2, 1, 0]
+    refused = other_worker.get("/v1/variants")
+    assert refused.status_code == 429
+    policy, state = _rate_headers(refused)
+    assert state["requests"][0] == 0
+    body = refused.get_json()
+    assert (body["policy"], body["limit"]) == ("requests", "5/minute")
+    assert body["retry_after"] == int(refused.headers["Retry-After"]) >= 1
+    # refused again by the worker's own memory of the block: the same headers, no Redis
+    again = other_worker.get("/v1/variants")
+    assert again.status_code == 429 and _rate_headers(again)[1]["requests"][0] == 0
+    # unlimited paths carry none
+    assert "RateLimit" not in client.get("/healthz").headers
+
+
+def test_a_seat_s_move_carries_the_counts_of_the_script_that_committed_it(
+        redis_url: str) -> None:
+    """A verified seat's move is counted by the commit script: its answer's ``RateLimit``
+    comes from that count (no round trip of its own), and a refused move's too."""
+    client = _seat_app(redis_url, "3/minute")
+    game = _game(client)
+    gid, token = game["game_id"], game["seats"][1]["token"]  # Bo: not to move (dealer 1)
+    auth = {"Authorization": f"Bearer {token}"}
+    seen = client.get(f"/v1/games/{gid}/me", headers=auth)  # the address counts this one
+    assert _rate_headers(seen)[1]["requests"][0] == 1
+    remaining = []
+    for _ in range(4):
+        reply = client.post(f"/v1/games/{gid}/moves", json={"type": "draw", "source": "stock"},
+                            headers=auth)
+        assert reply.headers["RateLimit-Policy"] == '"requests";q=3;w=60'
+        remaining.append((reply.status_code, _rate_headers(reply)[1]["requests"][0]))
+    assert remaining == [(422, 2), (422, 1), (422, 0), (429, 0)]
+
+
+def test_each_setting_s_limits_are_policies_of_their_own(redis_url: str) -> None:
+    """Game creation counts the caller's limits and the creation limits: both policies,
+    named by their setting, each with what is left."""
+    client = create_app(Settings(redis_url=redis_url, rate_limits=("50/minute", "500/hour"),
+                                 create_rate_limits=("2/minute",))).test_client()
+    body = {"variant": "basic", "players": ["a", "b"]}
+    first = client.post("/v1/games", json=body)
+    assert first.status_code == 201
+    assert first.headers["RateLimit-Policy"] == (
+        '"requests";q=50;w=60, "requests-2";q=500;w=3600, "create";q=2;w=60')
+    assert {k: v[0] for k, v in _rate_headers(first)[1].items()} == {
+        "requests": 49, "requests-2": 499, "create": 1}
+    client.post("/v1/games", json=body)
+    refused = client.post("/v1/games", json=body)
+    assert refused.status_code == 429
+    assert refused.get_json()["policy"] == "create"
+    assert _rate_headers(refused)[1]["create"][0] == 0

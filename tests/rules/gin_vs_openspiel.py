@@ -176,7 +176,7 @@ class Lockstep:
             if kinds != want:
                 raise self.fail(f"legal moves {sorted(map(str, kinds))} against OpenSpiel's "
                                 f"{sorted(os_legal)}")
-            if phase == "Wall" and not f["wall"]:
+            if phase == "Wall" and not f.wall:
                 raise self.fail("OpenSpiel is at the wall, we are not")
             for p in (0, 1):
                 if len(s.hands[p]) == 10 and \
@@ -252,8 +252,8 @@ class Lockstep:
 
     def play_lay_out(self, move: dict[str, Any]) -> None:
         seat = self.ours.turn
-        knock = gin.facts(self.ours)["knock"]
-        if knock["kind"] == "knock":
+        knock = gin.facts(self.ours).knock
+        if knock is not None and knock.kind == "knock":
             for lo in move["lay_offs"]:
                 target = self.ours.meld(lo["meld_id"])
                 assert target is not None

@@ -1,51 +1,37 @@
-"""Gin rummy (docs/rules.md, GIN) in the engine: arranged deals played move by move, the
-refusals with their codes and rule ids, the scores (knock, gin, big gin, undercut, tie,
-Oklahoma, the match's bonuses) as worked examples, and the legal-move examples."""
+"""Gin rummy (docs/rules.md, GIN) in the engine: arranged deals played move by move through
+the first upcard, a knock and its lay-out, a gin, the bounce, an undercut, the wall and a
+match's end. Every refusal is tabled in test_gin_refusals.py, the scores OpenSpiel does not
+play in test_gin_scores.py, OpenSpiel's own cases in test_gin_cases.py."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from random import Random
-from typing import Any
+import json
 
 import pytest
 
-from service.rules.engine import apply, new_game
-from service.rules.errors import Violation
-from service.rules.moves import move_from_dict
-from service.rules.ruleset import Rules
 from service.rules.state import GameState
 from service.rules.variants import gin
 from service.rules.views import public_view
 from tests.support.engine import turn_moves
-from tests.support.gin_game import DEFENDER, KNOCK, KNOCKER, UPCARD, deal, melds
-
-
-def game(rules: dict[str, Any] | None = None, hands: Sequence[Sequence[str]] = (DEFENDER,
-                                                                              KNOCKER),
-         upcard: str = UPCARD, stock_top: Sequence[str] = ()) -> GameState:
-    state, _ = new_game("gin", ["d", "n"], {"match_end": {"deals": 1}, **(rules or {})},
-                        dealer=0, deals=[deal(hands, upcard, stock_top)], rng=Random(1))
-    return state
-
-
-def play(state: GameState, seat: int, move: dict[str, Any]
-         ) -> tuple[GameState, list[dict[str, Any]]]:
-    return apply(state, seat, move_from_dict(move), Random(2))
-
-
-def refused(state: GameState, seat: int, move: dict[str, Any]) -> tuple[str, str]:
-    with pytest.raises(Violation) as info:
-        play(state, seat, move)
-    return info.value.code.value, info.value.rule.value
-
-
+from tests.support.gin_game import (
+    DEFENDER,
+    GIN_HAND,
+    KNOCK,
+    KNOCKER,
+    UPCARD,
+    at_the_wall,
+    melds,
+    new_hand,
+    play,
+    plays,
+    refused,
+)
 
 
 def test_first_upcard_offer_pass_pass_then_stock() -> None:
     """GIN-FIRST: the non-dealer, then the dealer, may take the upcard or pass; then the
     non-dealer draws from the stock."""
-    s = game()
+    s = new_hand()
     assert s.turn == 1 and public_view(s, "g", 0)["gin"]["upcard_offer"] == 1
     assert refused(s, 1, {"type": "draw", "source": "stock"}) == ("STOCK_DRAW_FORBIDDEN",
                                                                    "GIN-FIRST")
@@ -63,7 +49,7 @@ def test_first_upcard_offer_pass_pass_then_stock() -> None:
 def test_knock_lay_out_with_lay_offs_scores_the_difference() -> None:
     """GIN-KNOCK, GIN-LAYOFF, GIN-SCORE: the knocker keeps 2C (2); the defender lays off
     4H 5H on AH-3H and keeps 3C 9C (12): the knocker scores 10."""
-    s = game()
+    s = new_hand()
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     # the knocker may not lay off; above the limit is refused
     assert refused(s, 1, {**KNOCK, "lay_offs": [{"meld_id": "m1", "cards": ["2C"]}]}) == (
@@ -90,25 +76,10 @@ def test_knock_lay_out_with_lay_offs_scores_the_difference() -> None:
     assert end["deadwood"] == [12, 2] and s.status == "finished" and s.winners == [1]
 
 
-def test_lay_out_refusals() -> None:
-    """GIN-LAYOFF: lay-offs only where they fit; only the defender lays out."""
-    s = game()
-    s, _ = play(s, 1, {"type": "draw", "source": "discard"})
-    s, _ = play(s, 1, KNOCK)
-    assert refused(s, 0, {"type": "lay_out", "lay_offs": [{"meld_id": "m1",
-                                                          "cards": ["9C"]}]})[0] == \
-        "INVALID_LAY_OFF"
-    assert refused(s, 1, {"type": "lay_out"})[0] == "NOT_YOUR_TURN"
-    assert refused(s, 0, {"type": "lay_out", "melds": melds("7C 7D 9C")})[0] == "INVALID_MELD"
-
-
-GIN_HAND = ["AH", "2H", "3H", "4C", "4D", "4S", "7S", "8S", "9S", "TS"]
-
-
 def test_gin_scores_the_bonus_and_takes_no_lay_offs() -> None:
     """GIN-TURN: the card taken is not discarded again (default); GIN-LAYOFF: no lay-offs
     on a gin; GIN-SCORE: 25 plus the defender's deadwood (4H 5H 3C 9C: 21)."""
-    s = game(hands=(DEFENDER, GIN_HAND), upcard="KD", stock_top=["QD"])
+    s = new_hand(hands=(DEFENDER, GIN_HAND), upcard="KD", stock_top=["QD"])
     s2, _ = play(s, 1, {"type": "draw", "source": "discard"})
     gin_melds = melds("AH 2H 3H", "4C 4D 4S", "7S 8S 9S TS")
     assert refused(s2, 1, {"type": "knock", "card": "KD", "melds": gin_melds}) == (
@@ -134,7 +105,7 @@ def test_gin_scores_the_bonus_and_takes_no_lay_offs() -> None:
 def test_discard_taken_card_knob_and_the_bounce_draw() -> None:
     """GIN-TURN ``discard_taken_card``: the taken card may go back; both players doing it
     in succession end the hand as a draw."""
-    s = game({"discard_taken_card": True})
+    s = new_hand({"discard_taken_card": True})
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     s, _ = play(s, 1, {"type": "discard", "card": UPCARD})
     s, _ = play(s, 0, {"type": "draw", "source": "discard"})
@@ -154,7 +125,7 @@ def test_discard_taken_card_knob_and_the_bounce_draw() -> None:
 def test_undercut(defender: list[str], on_tie: bool, scores: list[int], result: str) -> None:
     """GIN-SCORE: an undercut scores the difference plus 25 to the defender; knob
     ``undercut_on_tie``."""
-    s = game({"undercut_on_tie": on_tie}, hands=(defender, KNOCKER))
+    s = new_hand({"undercut_on_tie": on_tie}, hands=(defender, KNOCKER))
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     s, _ = play(s, 1, KNOCK)
     s, events = play(s, 0, turn_moves(s, 0)[0])
@@ -162,59 +133,11 @@ def test_undercut(defender: list[str], on_tie: bool, scores: list[int], result: 
     assert (end["scores"], end["result"]) == (scores, result)
 
 
-@pytest.mark.parametrize(("upcard", "limit"), [("AC", 0), ("6D", 6), ("KC", 10), ("2C", 2)])
-def test_oklahoma_knock_limit(upcard: str, limit: int) -> None:
-    """GIN-KNOCK ``oklahoma``: the first upcard's value is the hand's limit (ace: gin)."""
-    s = game({"oklahoma": True}, upcard=upcard)
-    assert public_view(s, "g", 0)["gin"]["knock_limit"] == limit
-    assert public_view(game(upcard=upcard), "g", 0)["gin"]["knock_limit"] == 10
-
-
-def test_oklahoma_ace_means_gin_only() -> None:
-    """GIN-KNOCK: under Oklahoma with an ace up, deadwood 1 may not knock."""
-    s = game({"oklahoma": True}, upcard="AC")
-    s, _ = play(s, 1, {"type": "draw", "source": "discard"})
-    assert refused(s, 1, {**KNOCK}) == ("KNOCK_TOO_HIGH", "GIN-KNOCK")
-    assert [m for m in turn_moves(s, 1) if m["type"] == "knock"] == []
-
-
-def test_big_gin() -> None:
-    """GIN-KNOCK ``big_gin_bonus``: all 11 cards melded, no discard: 31 + deadwood (51)."""
-    defender = ["4H", "5H", "7C", "7D", "7H", "QD", "KD", "QH", "3C", "9C"]
-    s = game({"big_gin_bonus": 31}, hands=(defender, GIN_HAND), upcard="KC",
-             stock_top=["JS"])
-    s, _ = play(s, 1, {"type": "pass"})
-    s, _ = play(s, 0, {"type": "pass"})
-    s, _ = play(s, 1, {"type": "draw", "source": "stock"})
-    big = {"type": "knock", "melds": melds("AH 2H 3H", "4C 4D 4S", "7S 8S 9S TS JS")}
-    assert big in turn_moves(s, 1)
-    s, _ = play(s, 1, big)
-    s, events = play(s, 0, {"type": "lay_out", "melds": melds("7C 7D 7H")})
-    end = next(e for e in events if e["type"] == "hand_end")
-    assert (end["scores"], end["result"]) == ([0, 82], "big_gin")
-    plain = game(hands=(defender, GIN_HAND), upcard="KC", stock_top=["JS"])
-    for seat, move in ((1, {"type": "pass"}), (0, {"type": "pass"}),
-                       (1, {"type": "draw", "source": "stock"})):
-        plain, _ = play(plain, seat, move)
-    assert refused(plain, 1, big) == ("INVALID_MELD", "GIN-KNOCK")
-
-
 def test_wall_pass_is_a_drawn_hand_and_the_dealer_deals_again() -> None:
     """GIN-WALL: with 2 cards left in the stock, no stock draw; the discard only to knock;
     a pass draws the hand, and the same dealer deals the next."""
-    s, _ = new_game("gin", ["d", "n"], {"match_end": {"deals": 2}}, dealer=0,
-                    deals=[deal((DEFENDER, KNOCKER), UPCARD)], rng=Random(1))
-    s, _ = play(s, 1, {"type": "pass"})
-    s, _ = play(s, 0, {"type": "pass"})
-    while not public_view(s, "g", 0)["gin"]["wall"]:
-        seat = s.turn
-        s, _ = play(s, seat, {"type": "draw", "source": "stock"})
-        s, _ = play(s, seat, {"type": "discard", "card": s.hands[seat][-1]})
-    assert len(s.stock) == 2 and s.turn == 0
-    assert refused(s, 0, {"type": "draw", "source": "stock"}) == ("STOCK_DRAW_FORBIDDEN",
-                                                                   "GIN-WALL")
-    assert refused(s, 0, {"type": "draw", "source": "discard"}) == ("KNOCK_TOO_HIGH",
-                                                                     "GIN-WALL")
+    s = at_the_wall((DEFENDER, KNOCKER), "QC", {"match_end": {"deals": 2}})
+    assert public_view(s, "g", 0)["gin"]["wall"]
     assert [m["type"] for m in turn_moves(s, 0)] == ["pass"]
     s, events = play(s, 0, {"type": "pass"})
     end = next(e for e in events if e["type"] == "hand_end")
@@ -222,19 +145,10 @@ def test_wall_pass_is_a_drawn_hand_and_the_dealer_deals_again() -> None:
     assert s.hand_number == 2 and s.dealer == 0 and s.status == "playing"
 
 
-def test_wall_taken_discard_must_be_knocked_with() -> None:
-    """GIN-WALL: the discard taken at the wall may not simply be discarded."""
-    s, _ = new_game("gin", ["d", "n"], {"match_end": {"deals": 1}}, dealer=0,
-                    deals=[deal((KNOCKER, DEFENDER), UPCARD)], rng=Random(1))
-    s, _ = play(s, 1, {"type": "pass"})
-    s, _ = play(s, 0, {"type": "pass"})
-    while not public_view(s, "g", 0)["gin"]["wall"]:
-        seat = s.turn
-        s, _ = play(s, seat, {"type": "draw", "source": "stock"})
-        s, _ = play(s, seat, {"type": "discard", "card": s.hands[seat][-1]})
-    assert s.turn == 0
-    s, _ = play(s, 0, {"type": "draw", "source": "discard"})
-    assert refused(s, 0, {"type": "discard", "card": "KD"}) == ("MUST_KNOCK", "GIN-WALL")
+def test_wall_taken_discard_is_knocked_with() -> None:
+    """GIN-WALL: the discard taken at the wall is knocked with, and only that."""
+    s = plays(at_the_wall((KNOCKER, DEFENDER), "QC"), (0, {"type": "draw",
+                                                           "source": "discard"}))
     assert {m["type"] for m in turn_moves(s, 0)} == {"knock"}
     s, _ = play(s, 0, turn_moves(s, 0)[0])
     assert s.phase == "lay_out" and s.turn == 1
@@ -243,14 +157,14 @@ def test_wall_taken_discard_must_be_knocked_with() -> None:
 def test_match_end_bonuses_worked_example() -> None:
     """GIN-END with a target of 10: the knock hand's 10 reaches it: + game bonus 100 + one
     box 25 = 135; the loser won no hand: a shutout doubles the winner's total: 270."""
-    s = game({"match_end": {"target": 10}})
+    s = new_hand({"match_end": {"target": 10}})
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     s, _ = play(s, 1, KNOCK)
     s, events = play(s, 0, turn_moves(s, 0)[0])
     end = next(e for e in events if e["type"] == "hand_end")
     assert end["scores"] == [0, 270] and end["shutout"] and end["box_bonus"] == [0, 25]
     assert s.totals == [0, 270] and s.winners == [1] and s.status == "finished"
-    s = game({"match_end": {"target": 10}, "shutout_doubles": False, "game_bonus": 50,
+    s = new_hand({"match_end": {"target": 10}, "shutout_doubles": False, "game_bonus": 50,
               "box_bonus": 20})
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     s, _ = play(s, 1, KNOCK)
@@ -258,20 +172,9 @@ def test_match_end_bonuses_worked_example() -> None:
     assert s.totals == [0, 80]
 
 
-def test_match_bonuses_with_earlier_hands() -> None:
-    """GIN-END: boxes count every hand won; no shutout when the loser won one."""
-    s = game({"match_end": {"target": 100}})
-    s.totals = [95, 30]
-    s.history = [{"scores": [95, 0]}, {"scores": [0, 30]}]
-    base = gin.score_gin(Rules.of(s.rules), 0, [2, 12], "knock")
-    scored = gin.with_match_bonuses(Rules.of(s.rules), s, base)
-    # 10 + 100 (game) + 2 boxes (50); seat 1: one box (25); no shutout
-    assert scored.scores == [160, 25] and not scored.flags["shutout"]
-
-
 def test_legal_moves_list_each_knock_with_its_best_arrangement() -> None:
     """legal-moves: the knocks with the least-deadwood melds, then every discard."""
-    s = game()
+    s = new_hand()
     assert [m["type"] for m in turn_moves(s, 1)] == ["pass", "draw"]
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     moves = turn_moves(s, 1)
@@ -290,12 +193,17 @@ def test_deadwood_arrangements() -> None:
     assert gin.arrange(["4H", "4C", "4D", "4S", "2H", "3H"])[0] == 0
 
 
-def test_nothing_is_melded_before_a_knock() -> None:
-    """GIN-TURN, GIN-LAYOFF: no meld or lay-off move outside a knock and a lay-out."""
-    s = game()
-    s, _ = play(s, 1, {"type": "draw", "source": "discard"})
-    assert refused(s, 1, {"type": "meld", "melds": melds("AH 2H 3H")}) == ("INVALID_MELD",
-                                                                          "GIN-TURN")
-    s, _ = play(s, 1, KNOCK)
-    assert refused(s, 0, {"type": "lay_off", "meld_id": "m1", "cards": ["4H"]})[0] in (
-        "WRONG_PHASE", "INVALID_LAY_OFF")
+def test_the_hand_facts_round_trip_through_the_stored_document() -> None:
+    """The typed gin facts are stored in ``var`` under ``"gin"`` and read back as they were,
+    from the stored document and from its JSON (a knocked hand, mid lay-out)."""
+    s = plays(new_hand({"oklahoma": True}), (1, {"type": "draw", "source": "discard"}),
+              (1, KNOCK))
+    facts = gin.facts(s)
+    assert isinstance(facts, gin.GinState) and facts.knock == gin.KnockFacts(1, 2, "knock")
+    stored = json.loads(json.dumps(s.to_compact()))
+    assert stored["var"]["gin"]["knock"] == {"seat": 1, "deadwood": 2, "kind": "knock"}
+    back = GameState.from_dict(stored)
+    assert back.variant_state == facts and "gin" not in back.var
+    assert GameState.from_dict(s.to_dict()).variant_state == facts
+    assert public_view(back, "g", 0) == public_view(s, "g", 0)
+    assert turn_moves(back, 0) == turn_moves(s, 0)

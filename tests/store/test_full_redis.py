@@ -163,13 +163,16 @@ def test_a_full_redis_refuses_new_games_and_moves_and_serves_reads(
 
 def test_every_store_script_refuses_to_write_when_full(small_redis: RedisServer,
                                                        filler: Filler) -> None:
-    """Creating, committing, counting (alone or while loading): StoreFull, nothing written;
-    with and without the scripts' flags (a server that has none runs them without)."""
+    """Creating, committing, counting (alone or while loading), archiving a log: StoreFull,
+    nothing written; with and without the scripts' flags (a server that has none runs them
+    without)."""
     client = make_client(small_redis.url)
     try:
         for flags in (True, False):
             store = GameStore(client, script_flags=flags)
             store.create("g1", b"state 0")
+            store.create("a1", b"state 0")
+            store.commit("a1", expected_version=0, state=b"state 1", log_record=b"r1")
             window = [Window(store.counter("g1", "seat"), 60_000)]
             filler.fill()
             keys = filler.user_keys()
@@ -183,6 +186,9 @@ def test_every_store_script_refuses_to_write_when_full(small_redis: RedisServer,
                              windows=window, limits=[100])
             with pytest.raises(StoreFull):
                 store.hit(window)
+            with pytest.raises(StoreFull):  # a finished hand's log stays live
+                store.archive("a1")
+            assert store.log("a1") == [(1, b"r1")]
             assert isinstance(StoreFull("x"), StoreUnavailable)
             # a read that would count is served uncounted
             loaded = store.load("g1", "0:k", window)

@@ -192,3 +192,29 @@ def test_the_card_taken_goes_back_only_when_a_copy_was_held_before() -> None:
     assert fresh.next_move() == {"type": "discard", "card": "5D"}
     held = _plan_to_discard(["9S", "6S", "7S", "8S", "4D", "4H", "4C", "5D"], hand, "9S")
     assert held.next_move() == {"type": "discard", "card": "9S"}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_player_plays_gin_to_the_end_of_its_match(seed: int) -> None:
+    """Issue 46: the benchmark's mix plays gin; every move the player picks is legal, and
+    its games end (knocks, gins, lay-outs and wall draws on the way)."""
+    from service.rules import apply, move_from_dict, new_game, redact_event, seat_view
+
+    state, _ = new_game("gin", ["a", "b"], {"match_end": {"deals": 3}}, None, None,
+                        rng=Random(seed))
+    plan = GamePlan("g", "gin", ["t0", "t1"], seat_view(state, "g", 0, 0), Random(seed))
+    for seat in (0, 1):
+        plan.saw(seat, seat_view(state, "g", 0, seat), [])
+    kinds: Counter[str] = Counter()
+    for version in range(1, 3000):
+        if plan.finished:
+            break
+        seat = plan.to_move
+        plan.saw(seat, seat_view(state, "g", version, seat), [])
+        move = plan.next_move()
+        kinds[move["type"]] += 1
+        state, events = apply(state, seat, move_from_dict(move), Random(version))
+        plan.saw(seat, seat_view(state, "g", version, seat),
+                 [redact_event(e, seat) for e in events])
+    assert plan.finished, kinds
+    assert kinds["knock"] >= 1 and kinds["lay_out"] == kinds["knock"], kinds

@@ -24,6 +24,7 @@ import pytest
 import requests
 
 from service.redis_server import RedisServer
+from service.rules.moves import MOVE_TYPES
 from tests.support import serving
 from tests.support.serving import Server
 
@@ -33,8 +34,10 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCUMENT = ROOT / "openapi" / "openapi.json"
 PACKAGE = "rummy_referee_client"
 MAX_MOVES = 5000
-PREFERENCE = {"meld": 0, "lay_off": 1, "draw": 2, "discard": 3}
-"""The bot's taste: put cards on the table first; draw from the stock; discard last."""
+PREFERENCE = {"knock": 0, "meld": 1, "lay_off": 2, "lay_out": 3, "draw": 4, "discard": 5,
+              "pass": 6}
+"""The bot's taste: go out (gin: knock) or put cards on the table first; draw from the
+stock; discard last; gin's first upcard: pass only when nothing else is left."""
 
 
 def _generator() -> str:
@@ -101,13 +104,28 @@ def choose(legal: Any) -> Any:
     there is one, else a meld, a lay-off, a draw from the stock, a discard, in that order."""
     if legal.compound and legal.compound.exists and legal.compound.example:
         return legal.compound.example
-    playable = [m for m in legal.moves if m.type_.value in PREFERENCE]
+    playable = [m for m in legal.moves if _kind(m) in PREFERENCE]
     assert playable, f"no move to make: {legal.to_dict()}"
-    return min(playable, key=lambda m: (PREFERENCE[m.type_.value],
+    return min(playable, key=lambda m: (PREFERENCE[_kind(m)],
                                         m.to_dict().get("source") == "discard"))
 
 
+def _kind(move: Any) -> str:
+    kind: str = move.to_dict()["type"]
+    return kind
+
+
+def _move_classes(models: ModuleType) -> tuple[type, ...]:
+    """The generated client's class of each move type (``DrawMove`` …), whose fields are
+    its attributes: one class per schema of the ``Move`` oneOf."""
+    classes = tuple(getattr(models, "".join(p.title() for p in kind.split("_")) + "Move")
+                    for kind in MOVE_TYPES)
+    assert not any(hasattr(c, "additional_properties") for c in classes)
+    return classes
+
+
 GAMES = {
+    "gin": {"match_end": {"deals": 1}},
     "basic": {"match_end": {"deals": 1}},
     "rummy51": {"match_end": {"deals": 1}},
     "lebanese14": {"match_end": {"deals": 1}},
@@ -120,13 +138,14 @@ GAMES = {
 def test_the_generated_client_plays_a_complete_game(
         generated: ModuleType, served: Server, variant: str) -> None:
     models = importlib.import_module(f"{PACKAGE}.models")
-    games, moves = _api("games.post_v1_games"), _api("games.post_v1_games_game_id_moves")
-    public = _api("games.get_v1_games_game_id")
-    legal_moves = _api("games.get_v1_games_game_id_legal_moves")
+    move_classes = _move_classes(models)
+    games, moves = _api("games.create_game"), _api("games.post_move")
+    public = _api("games.get_game")
+    legal_moves = _api("games.list_legal_moves")
+    players = ["Ana", "Bo"] if variant == "gin" else ["Ana", "Bo", "Cy"]
     with contextlib.ExitStack() as stack:
         anyone = stack.enter_context(generated.Client(base_url=served.base_url))
-        request = models.GameCreate.from_dict({"variant": variant,
-                                               "players": ["Ana", "Bo", "Cy"],
+        request = models.GameCreate.from_dict({"variant": variant, "players": players,
                                                "rules": GAMES[variant]})
         created = _ok(games.sync_detailed, models.GameCreated, client=anyone, body=request)
         seats = [stack.enter_context(generated.AuthenticatedClient(
@@ -134,6 +153,7 @@ def test_the_generated_client_plays_a_complete_game(
         game_id = created.game_id
         view = created.game
         assert isinstance(view, models.PublicView)
+        stale_checked = False
         for _ in range(MAX_MOVES):
             if view.status != "playing":
                 break
@@ -141,9 +161,15 @@ def test_the_generated_client_plays_a_complete_game(
             seat = seats[view.turn.seat]
             legal = _ok(legal_moves.sync_detailed, models.LegalMoves, game_id, client=seat)
             assert legal.your_turn and legal.seat == view.turn.seat
-            assert all(isinstance(m, models.Move) for m in legal.moves)
+            assert all(isinstance(m, move_classes) for m in legal.moves)  # typed per type
+            move = choose(legal)
+            if not stale_checked:  # a stale If-Match: its 412 keeps current_version
+                stale = _ok(moves.sync_detailed, models.Problem, game_id, client=seat,
+                            body=move, if_match=f'"{view.version + 7}"')
+                assert (stale.status, stale.current_version) == (412, view.version)
+                stale_checked = True
             answer = _ok(moves.sync_detailed, models.MoveResult, game_id, client=seat,
-                         body=choose(legal))
+                         body=move)
             view = answer.game
             assert isinstance(view, models.SeatView)
         final = _ok(public.sync_detailed, models.PublicView, game_id, client=anyone)
@@ -152,11 +178,13 @@ def test_the_generated_client_plays_a_complete_game(
         assert isinstance(final.winners, list) and final.winners
         assert final.hands_played and all(isinstance(h, models.HandResult)
                                           for h in final.hands_played)
-        deals = {"basic": 1, "rummy51": 1, "lebanese14": 1, "dummy": 2, "wrotham": 6}
+        deals = {"gin": 1, "basic": 1, "rummy51": 1, "lebanese14": 1, "dummy": 2,
+                 "wrotham": 6}
         assert len(final.hands_played) == deals[variant]
 
         # a refusal parses as the generated Problem model, with its code enum
-        late = models.Move.from_dict({"type": "draw", "source": "stock"})
+        late = models.DrawMove(type_=models.DrawMoveType.DRAW,
+                               source=models.DrawMoveSource.STOCK)
         problem = _ok(moves.sync_detailed, models.Problem, game_id, client=seats[0],
                       body=late)
         assert (problem.status, problem.code) == (422, models.ProblemCode.GAME_FINISHED)
@@ -165,10 +193,10 @@ def test_the_generated_client_plays_a_complete_game(
 def test_the_generated_client_keeps_a_score_sheet(generated: ModuleType,
                                                    served: Server) -> None:
     models = importlib.import_module(f"{PACKAGE}.models")
-    create = _api("scoresheets.post_v1_scoresheets")
-    add = _api("scoresheets.post_v1_scoresheets_sheet_id_hands")
-    take_back = _api("scoresheets.delete_v1_scoresheets_sheet_id_hands_last")
-    read = _api("scoresheets.get_v1_scoresheets_sheet_id")
+    create = _api("scoresheets.create_score_sheet")
+    add = _api("scoresheets.add_score_sheet_hand")
+    take_back = _api("scoresheets.undo_score_sheet_hand")
+    read = _api("scoresheets.get_score_sheet")
     with contextlib.ExitStack() as stack:
         anyone = stack.enter_context(generated.Client(base_url=served.base_url))
         created = _ok(create.sync_detailed, models.SheetCreated, client=anyone,

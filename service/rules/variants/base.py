@@ -234,6 +234,12 @@ class VariantRules:
     """Whether the seat that ends the hand may still hold cards (GIN-KNOCK: the knocker's
     deadwood): ``POST /v1/scores/hand`` then takes ``went_out`` with cards."""
 
+    def hand_problem(self, rules: Rules, end: scoring.HandEnd) -> tuple[str, str] | None:
+        """What makes ``end`` no hand of this variant, as ``(field, message)`` for ``POST
+        /v1/scores/hand`` (GIN-KNOCK: a knocker above the knock limit); None when nothing
+        does."""
+        return None
+
     score_needs: tuple[str, ...] = ("all_at_once",)
     """What :meth:`score` needs beyond the hands and who went out (for a stateless call)."""
 

@@ -3,15 +3,17 @@
 melded before a knock; a knock lays out the knocker's melds, the other player lays out and
 lays off, and the deadwood left decides the hand.
 
-The hand's facts live in ``GameState.var`` under ``"gin"`` (plain data): the seats the first
+The hand's facts are a :class:`GinState` (``GameState.variant_state``): the seats the first
 upcard is still offered to (GIN-FIRST), the knock limit (GIN-KNOCK, Oklahoma), whether the
 wall is reached (GIN-WALL), the knock, each seat's deadwood once laid out, and the count
-of discards taken (OpenSpiel ends a hand after 50).
+of discards taken (OpenSpiel ends a hand after 50). The stored document keeps them in
+``var`` under ``"gin"``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from service.rules import scoring
@@ -22,11 +24,11 @@ from service.rules.memo import Kept
 from service.rules.moves import Discard, Draw, Knock, LayOff, LayOut, Move, Pass
 from service.rules.rule_ids import RuleId
 from service.rules.ruleset import CLOCK, Knob, Rules, Variant, knob_map
-from service.rules.state import GameState
+from service.rules.state import GameState, VariantState
 from service.rules.variants.base import LaidOff, Turn, VariantRules
 
 KEY = "gin"
-"""The key of the hand's gin facts in ``GameState.var``."""
+"""The key of the hand's gin facts in the stored ``var``."""
 
 WALL = 2
 """GIN-WALL: the stock cards that are never drawn."""
@@ -120,31 +122,73 @@ def all_melds(cards: Sequence[str]) -> list[tuple[str, ...]]:
 _ARRANGED: Kept[tuple[str, ...], tuple[int, tuple[tuple[str, ...], ...]]] = Kept(4096)
 
 
+def forget_arrangements() -> None:
+    """Drop the arrangements :func:`arrange` keeps (benchmarks time it from cold)."""
+    _ARRANGED.clear()
+
+
 def arrange(cards: Sequence[str]) -> tuple[int, tuple[tuple[str, ...], ...]]:
     """The least deadwood ``cards`` can be left with and melds that leave it (GIN-KNOCK)."""
     key = tuple(sorted(cards))
     return _ARRANGED.get(key, lambda: _arrange(key))
 
 
-def _arrange(cards: tuple[str, ...]) -> tuple[int, tuple[tuple[str, ...], ...]]:
+def _combinations(cards: tuple[str, ...]) -> Iterator[tuple[int, tuple[tuple[str, ...], ...]]]:
+    """Every set of disjoint melds of ``cards`` (a single deck: no card twice), the empty
+    one first, in the order of a depth-first search over :func:`all_melds`: each with the
+    points it melds. Cards are bits of a mask, so a meld fits when its bits are all left."""
+    bit = {c: 1 << i for i, c in enumerate(cards)}
     melds = all_melds(cards)
-    best: list[Any] = [deadwood_of(cards), ()]
+    masks = [sum(bit[c] for c in m) for m in melds]
+    points = [deadwood_of(m) for m in melds]
+    count = len(melds)
 
-    def search(left: frozenset[str], chosen: tuple[tuple[str, ...], ...], start: int) -> None:
-        dead = deadwood_of(list(left))
-        if dead < best[0]:
-            best[0], best[1] = dead, chosen
-        for i in range(start, len(melds)):
-            m = melds[i]
-            if all(c in left for c in m):
-                search(left.difference(m), (*chosen, m), i + 1)
+    def search(left: int, melded: int, chosen: tuple[tuple[str, ...], ...], start: int
+               ) -> Iterator[tuple[int, tuple[tuple[str, ...], ...]]]:
+        yield melded, chosen
+        for i in range(start, count):
+            mask = masks[i]
+            if left & mask == mask:
+                yield from search(left ^ mask, melded + points[i], (*chosen, melds[i]), i + 1)
 
-    search(frozenset(cards), (), 0)
-    chosen: tuple[tuple[str, ...], ...] = best[1]
-    return best[0], tuple(sorted(chosen, key=lambda m: (rank_of(m[0]), m[0][1])))
+    return search((1 << len(cards)) - 1, 0, (), 0)
 
 
-def _extends(meld: Sequence[str], card: str) -> tuple[str, ...] | None:
+def _in_order(melds: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    return tuple(sorted(melds, key=lambda m: (rank_of(m[0]), m[0][1])))
+
+
+def _arrange(cards: tuple[str, ...]) -> tuple[int, tuple[tuple[str, ...], ...]]:
+    total = deadwood_of(cards)
+    best = total + 1
+    chosen: tuple[tuple[str, ...], ...] = ()
+    for melded, melds in _combinations(cards):
+        if total - melded < best:
+            best, chosen = total - melded, melds
+            if best == 0:
+                break
+    return best, _in_order(chosen)
+
+
+def arrange_discards(cards: Sequence[str]
+                     ) -> dict[str, tuple[int, tuple[tuple[str, ...], ...]]]:
+    """For each card of ``cards``: :func:`arrange` of the others (what a knock discarding
+    it lays out), from one search over the whole hand — the melds without that card, in the
+    same order, are exactly the other cards' melds (the same result as one search each)."""
+    key = tuple(sorted(cards))
+    total = deadwood_of(key)
+    best: dict[str, tuple[int, tuple[tuple[str, ...], ...]]] = {
+        c: (total - card_points(c) + 1, ()) for c in key}
+    for melded, melds in _combinations(key):
+        used = {c for m in melds for c in m}
+        left = total - melded
+        for c in key:
+            if c not in used and left - card_points(c) < best[c][0]:
+                best[c] = (left - card_points(c), melds)
+    return {c: (dead, _in_order(melds)) for c, (dead, melds) in best.items()}
+
+
+def extended(meld: Sequence[str], card: str) -> tuple[str, ...] | None:
     """``meld`` with ``card`` laid off on it, or None when it does not fit."""
     if card in meld:
         return None
@@ -178,7 +222,7 @@ def best_lay_out(hand: Sequence[str], table: Sequence[tuple[str, Sequence[str]]]
             result[2] = tuple((mid, cards) for mid, cards in offs.items())
         for idx, (mid, cards) in enumerate(melds):
             for card in left:
-                grown = _extends(cards, card)
+                grown = extended(cards, card)
                 if grown is None:
                     continue
                 more = dict(offs)
@@ -194,34 +238,112 @@ def best_lay_out(hand: Sequence[str], table: Sequence[tuple[str, Sequence[str]]]
 # -- the hand's facts ----------------------------------------------------------------------
 
 
-def facts(state: GameState) -> dict[str, Any]:
-    """The hand's gin facts (in ``state.var``; made on first use)."""
-    found = state.var.get(KEY)
-    if not isinstance(found, dict):
-        found = state.var[KEY] = new_facts(state)
+@dataclass
+class KnockFacts:
+    """The knock of the hand (GIN-KNOCK): who knocked, with what deadwood, and whether it
+    was a plain knock, a gin or a big gin."""
+
+    seat: int
+    deadwood: int
+    kind: str
+    """``"knock"``, ``"gin"`` or ``"big_gin"``."""
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"seat": self.seat, "deadwood": self.deadwood, "kind": self.kind}
+
+
+@dataclass
+class GinState(VariantState):
+    """What gin keeps beside the common state, for the hand being played."""
+
+    offer: list[int]
+    """GIN-FIRST: the seats the first upcard is still offered to, next first."""
+    limit: int
+    """GIN-KNOCK: the most deadwood a knock may leave this hand (Oklahoma: the upcard's)."""
+    stock_only: bool = False
+    """GIN-FIRST: both passed the upcard; the non-dealer draws from the stock."""
+    wall: bool = False
+    """GIN-WALL: the stock is down to its last cards; stock draws are over."""
+    knock: KnockFacts | None = None
+    deadwood: list[int | None] = field(default_factory=lambda: [None, None])
+    """Each seat's deadwood once laid out (GIN-KNOCK, GIN-LAYOFF)."""
+    upcards_taken: int = 0
+    """Discards drawn this hand (OpenSpiel ends a hand at its 50th)."""
+    bounce: int | None = None
+    """GIN-TURN: the seat that just took the discard and discarded it again."""
+    redeal: bool = False
+    """GIN-WALL: the hand was drawn; the same dealer deals again."""
+
+    @staticmethod
+    def new(state: GameState) -> GinState:
+        """The facts of a hand just dealt: the upcard offered to the non-dealer first."""
+        first = (state.dealer + 1) % 2
+        rules = Rules.of(state.rules)
+        limit = rules.knock_card
+        if rules.oklahoma and state.discard:
+            upcard = state.discard[-1]
+            limit = 0 if rank_of(upcard) == 1 else card_points(upcard)
+        return GinState([first, 1 - first], limit)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {KEY: {"offer": list(self.offer), "stock_only": self.stock_only,
+                      "limit": self.limit, "wall": self.wall,
+                      "knock": None if self.knock is None else self.knock.to_wire(),
+                      "deadwood": list(self.deadwood), "upcards_taken": self.upcards_taken,
+                      "bounce": self.bounce, "redeal": self.redeal}}
+
+    def copy(self) -> GinState:
+        knock = self.knock
+        return GinState(list(self.offer), self.limit, self.stock_only, self.wall,
+                        None if knock is None else KnockFacts(knock.seat, knock.deadwood,
+                                                              knock.kind),
+                        list(self.deadwood), self.upcards_taken, self.bounce, self.redeal)
+
+    @staticmethod
+    def read(var: dict[str, Any]) -> GinState | None:
+        """The facts a stored ``var`` holds (its ``"gin"`` key taken out of it), or None."""
+        found = var.pop(KEY, None)
+        if not isinstance(found, dict):
+            return None
+        knock = found.get("knock")
+        return GinState(
+            [int(seat) for seat in found.get("offer", [])], int(found.get("limit", 10)),
+            bool(found.get("stock_only", False)), bool(found.get("wall", False)),
+            None if not isinstance(knock, dict) else KnockFacts(
+                int(knock["seat"]), int(knock["deadwood"]), str(knock["kind"])),
+            [None if d is None else int(d) for d in found.get("deadwood", [None, None])],
+            int(found.get("upcards_taken", 0)), found.get("bounce"),
+            bool(found.get("redeal", False)))
+
+
+def facts(state: GameState) -> GinState:
+    """The hand's gin facts (made on first use)."""
+    found = state.variant_state
+    if not isinstance(found, GinState):
+        found = state.variant_state = GinState.new(state)
     return found
-
-
-def new_facts(state: GameState) -> dict[str, Any]:
-    first = (state.dealer + 1) % 2
-    rules = Rules.of(state.rules)
-    limit = rules.knock_card
-    if rules.oklahoma and state.discard:
-        limit = 0 if rank_of(state.discard[-1]) == 1 else card_points(state.discard[-1])
-    return {"offer": [first, 1 - first], "stock_only": False, "limit": limit, "wall": False,
-            "knock": None, "deadwood": [None, None], "upcards_taken": 0, "bounce": None,
-            "redeal": False}
 
 
 def public_facts(state: GameState) -> dict[str, Any]:
     """What the views show of the hand (API.md "Gin rummy"): the upcard offer, the knock
     limit, the wall, the knock and each seat's deadwood once laid out."""
     f = facts(state)
-    knock = f["knock"]
-    return {"upcard_offer": f["offer"][0] if f["offer"] else None,
-            "knock_limit": f["limit"], "wall": f["wall"],
-            "knock": None if knock is None else dict(knock),
-            "deadwood": list(f["deadwood"]), "upcards_taken": f["upcards_taken"]}
+    knock = f.knock
+    return {"upcard_offer": f.offer[0] if f.offer else None,
+            "knock_limit": f.limit, "wall": f.wall,
+            "knock": None if knock is None else knock.to_wire(),
+            "deadwood": list(f.deadwood), "upcards_taken": f.upcards_taken}
+
+
+def _reach(state: GameState, lay_off: LayOff) -> int:
+    """How far the card of ``lay_off`` lies beyond the nearer end of its table meld as it
+    stands (1: next to it; 0 for a set, or a meld not on the table)."""
+    target = state.meld(lay_off.meld_id)
+    if target is None or target.kind != "run":
+        return 0
+    ranks = [rank_of(c) for c in target.cards]
+    rank = rank_of(lay_off.cards[0].card)
+    return min(abs(rank - min(ranks)), abs(rank - max(ranks)))
 
 
 # -- the rules -----------------------------------------------------------------------------
@@ -246,15 +368,18 @@ class GinRules(VariantRules):
 
     # -- the turn ------------------------------------------------------------------------
 
+    def read_state(self, var: dict[str, Any]) -> GinState | None:
+        return GinState.read(var)
+
     def first_turn(self, state: GameState) -> None:
         """GIN-DEAL, GIN-FIRST: the non-dealer is offered the upcard first."""
         super().first_turn(state)
-        state.var[KEY] = new_facts(state)
+        state.variant_state = GinState.new(state)
 
     def next_dealer(self, state: GameState) -> int:
         """GIN-DEAL; GIN-WALL: after a drawn hand the same dealer deals again."""
-        f = state.var.get(KEY)
-        if isinstance(f, dict) and f.get("redeal"):
+        f = state.variant_state
+        if isinstance(f, GinState) and f.redeal:
             return state.dealer
         return super().next_dealer(state)
 
@@ -268,20 +393,18 @@ class GinRules(VariantRules):
 
     def check_draw(self, turn: Turn, source: str) -> None:
         f = facts(turn.state)
-        if source == "stock" and f["offer"]:
+        if source == "stock" and f.offer:
             raise Violation(Code.STOCK_DRAW_FORBIDDEN, RuleId.GIN_FIRST,
                             N_("take the first upcard or pass"))
-        if source == "discard" and f["stock_only"]:
+        if source == "discard" and f.stock_only:
             raise Violation(Code.DISCARD_DRAW_FORBIDDEN, RuleId.GIN_FIRST,
                             N_("both players passed the upcard: draw from the stock"))
-        if f["wall"]:
+        if f.wall:
             if source == "stock":
                 raise Violation(Code.STOCK_DRAW_FORBIDDEN, RuleId.GIN_WALL,
                                 N_("the stock is down to its last {n} cards: take the "
                                    "discard to knock with it, or pass"), n=WALL)
-            hand = [*turn.hand, turn.state.discard[-1]]
-            if not any(self._knock_deadwood(turn.rules, hand, c)[0] <= f["limit"]
-                       for c in set(hand)):
+            if not self._may_knock_with(turn, turn.state.discard[-1]):
                 raise Violation(Code.KNOCK_TOO_HIGH, RuleId.GIN_WALL,
                                 N_("at the wall the discard may only be taken to knock "
                                    "with it, and no knock is possible with it"))
@@ -300,24 +423,29 @@ class GinRules(VariantRules):
 
     def before_draw(self, turn: Turn, source: str) -> None:
         f = facts(turn.state)
-        f["offer"] = []
-        f["stock_only"] = False
+        f.offer = []
+        f.stock_only = False
         if source == "discard":
-            f["upcards_taken"] += 1
+            f.upcards_taken += 1
 
-    def _knock_deadwood(self, rules: Rules, hand: Sequence[str], card: str | None
-                        ) -> tuple[int, tuple[tuple[str, ...], ...]]:
-        rest = list(hand)
-        if card is not None:
-            rest.remove(card)
-        return arrange(rest)
+    def _may_knock_with(self, turn: Turn, taken: str) -> bool:
+        """GIN-WALL: whether the hand with the discard ``taken`` can knock: discard a card
+        (not ``taken`` itself unless knob ``discard_taken_card``, GIN-TURN) and keep
+        deadwood within the limit, or go big gin where it is played (GIN-KNOCK)."""
+        hand = [*turn.hand, taken]
+        limit = facts(turn.state).limit
+        if turn.rules.big_gin_bonus > 0 and arrange(hand)[0] == 0:
+            return True
+        return any(arrange([c for c in hand if c != discard])[0] <= limit
+                   for discard in set(turn.hand)) or (
+            turn.rules.discard_taken_card and arrange(turn.hand)[0] <= limit)
 
     def check_discard(self, turn: Turn, move: Discard) -> None:
         s = turn.state
         if s.taken == move.card and s.taken_before == 0 and not turn.rules.discard_taken_card:
             raise Violation(Code.DISCARD_TAKEN_CARD, RuleId.GIN_TURN,
                             N_("{card} was just taken from the discard pile"), card=move.card)
-        if facts(s)["wall"]:
+        if facts(s).wall:
             raise Violation(Code.MUST_KNOCK, RuleId.GIN_WALL,
                             N_("the discard taken at the wall must be knocked with"))
 
@@ -326,13 +454,13 @@ class GinRules(VariantRules):
         f = facts(s)
         # GIN-TURN: two players in succession taking the discard and discarding it again
         bounced = s.taken == move.card and s.taken_before == 0
-        if bounced and f["bounce"] is not None and f["bounce"] != turn.seat:
-            f["redeal"] = True
+        if bounced and f.bounce is not None and f.bounce != turn.seat:
+            f.redeal = True
             turn.end_hand(None, "draw")
             return
-        f["bounce"] = turn.seat if bounced else None
+        f.bounce = turn.seat if bounced else None
         if len(s.stock) <= WALL:
-            f["wall"] = True  # GIN-WALL: the next player's turn
+            f.wall = True  # GIN-WALL: the next player's turn
 
     def variant_move(self, turn: Turn, move: Move) -> None:
         if isinstance(move, Pass):
@@ -348,16 +476,16 @@ class GinRules(VariantRules):
         """GIN-FIRST: refuse the upcard; GIN-WALL: pass, and the hand is drawn."""
         s = turn.state
         f = facts(s)
-        if s.phase == "draw" and f["offer"] and f["offer"][0] == turn.seat:
-            f["offer"] = f["offer"][1:]
-            if not f["offer"]:
-                f["stock_only"] = True
+        if s.phase == "draw" and f.offer and f.offer[0] == turn.seat:
+            f.offer = f.offer[1:]
+            if not f.offer:
+                f.stock_only = True
             s.turn = 1 - turn.seat
             turn.events.append({"type": "pass", "seat": turn.seat})
             return
-        if s.phase == "draw" and f["wall"]:
+        if s.phase == "draw" and f.wall:
             turn.events.append({"type": "pass", "seat": turn.seat})
-            f["redeal"] = True
+            f.redeal = True
             turn.end_hand(None, "wall")
             return
         raise Violation(Code.PASS_NOT_ALLOWED, RuleId.GIN_FIRST,
@@ -392,10 +520,10 @@ class GinRules(VariantRules):
         if big and rest:
             raise Violation(Code.INVALID_MELD, RuleId.GIN_KNOCK,
                             N_("big gin melds all eleven cards"))
-        if dead > f["limit"]:
+        if dead > f.limit:
             raise Violation(Code.KNOCK_TOO_HIGH, RuleId.GIN_KNOCK,
                             N_("deadwood {deadwood} is above the knock limit {limit}"),
-                            deadwood=dead, limit=f["limit"])
+                            deadwood=dead, limit=f.limit)
         if move.card is not None:
             turn.hand.remove(move.card)
             s.discard.append(move.card)
@@ -403,9 +531,9 @@ class GinRules(VariantRules):
         if readings:
             turn.place_melds(readings)
         result = "big_gin" if big else "gin" if dead == 0 else "knock"
-        f["knock"] = {"seat": turn.seat, "deadwood": dead, "kind": result}
-        f["deadwood"][turn.seat] = dead
-        f["wall"] = False
+        f.knock = KnockFacts(turn.seat, dead, result)
+        f.deadwood[turn.seat] = dead
+        f.wall = False
         turn.events.append({"type": "knock", "seat": turn.seat, "kind": result,
                             "deadwood": dead, "hand": list(turn.hand)})
         s.turn = 1 - turn.seat
@@ -419,30 +547,33 @@ class GinRules(VariantRules):
         if s.phase != "lay_out":
             raise Violation(Code.WRONG_PHASE, RuleId.GIN_LAYOFF,
                             N_("nobody has knocked"))
-        knock = f["knock"]
-        if move.lay_offs and knock["kind"] != "knock":
+        knock = f.knock
+        if knock is None:  # pragma: no cover - the lay_out phase follows a knock
+            raise Violation(Code.WRONG_PHASE, RuleId.GIN_LAYOFF, N_("nobody has knocked"))
+        if move.lay_offs and knock.kind != "knock":
             raise Violation(Code.INVALID_LAY_OFF, RuleId.GIN_LAYOFF,
                             N_("no lay-offs on a gin"))
-        for lo in move.lay_offs:
-            target = s.meld(lo.meld_id)
-            if target is not None and target.owner == turn.seat:
-                raise Violation(Code.INVALID_LAY_OFF, RuleId.GIN_LAYOFF,
-                                N_("lay off on the knocker's melds only"))
         used = [p.card for m in move.melds for p in m] + [
             p.card for lo in move.lay_offs for p in lo.cards]
         turn.holds(used)
         readings = turn.readings(move.melds) if move.melds else []
-        # lay-offs one card at a time, so that a run may grow card by card
-        offs = [LayOff(lo.meld_id, (p,)) for lo in move.lay_offs for p in lo.cards]
         if readings:
             turn.place_melds(readings)
-        for lo in offs:
+        for lo in move.lay_offs:  # the seat's own melds are on the table now
+            target = s.meld(lo.meld_id)
+            if target is not None and target.owner == turn.seat:
+                raise Violation(Code.INVALID_LAY_OFF, RuleId.GIN_LAYOFF,
+                                N_("lay off on the knocker's melds only"))
+        # lay-offs one card at a time, nearest the meld's ends first, so that a run grows
+        # card by card whatever order its cards are sent in (7C 8C on 9C-JC)
+        offs = [LayOff(lo.meld_id, (p,)) for lo in move.lay_offs for p in lo.cards]
+        for lo in sorted(offs, key=lambda lo: _reach(s, lo)):
             turn.place_lay_off(turn.laid_off(lo))
         dead = deadwood_of(turn.hand)
-        f["deadwood"][turn.seat] = dead
+        f.deadwood[turn.seat] = dead
         turn.events.append({"type": "lay_out", "seat": turn.seat, "deadwood": dead,
                             "hand": list(turn.hand)})
-        turn.end_hand(knock["seat"], knock["kind"])
+        turn.end_hand(knock.seat, knock.kind)
 
     # -- the legal-move listing ----------------------------------------------------------
 
@@ -460,12 +591,12 @@ class GinRules(VariantRules):
     def score_hand(self, turn: Turn, went_out: int | None) -> scoring.HandScore:
         s = turn.state
         f = facts(s)
-        knock = f["knock"]
+        knock = f.knock
         if knock is None or went_out is None:
             return scoring.HandScore(counts=[0, 0], scores=[0, 0],
-                                     flags={"result": "wall_draw" if f["redeal"] else "draw"})
+                                     flags={"result": "wall_draw" if f.redeal else "draw"})
         deadwood = [deadwood_of(h) for h in s.hands]
-        base = score_gin(turn.rules, knock["seat"], deadwood, knock["kind"])
+        base = score_gin(turn.rules, knock.seat, deadwood, knock.kind)
         return with_match_bonuses(turn.rules, s, base)
 
     def score(self, rules: Rules, end: scoring.HandEnd) -> scoring.HandScore:
@@ -476,6 +607,19 @@ class GinRules(VariantRules):
         deadwood = [deadwood_of(h) for h in end.hands]
         kind = "gin" if deadwood[end.went_out] == 0 else "knock"
         return score_gin(rules, end.went_out, deadwood, kind)
+
+    def hand_problem(self, rules: Rules, end: scoring.HandEnd) -> tuple[str, str] | None:
+        """GIN-KNOCK: a knocker's deadwood above the knock limit (knob ``knock_card``; under
+        Oklahoma, whose upcard a stateless score is not given, 10) is no knock."""
+        if end.went_out is None:
+            return None
+        dead = deadwood_of(end.hands[end.went_out])
+        limit = 10 if rules.oklahoma else rules.knock_card
+        if dead <= limit:
+            return None
+        return (f"hands.{end.went_out}",
+                f"the knocker's deadwood {dead} is above the knock limit {limit} (GIN-KNOCK): "
+                "hands are the cards each seat left unmelded")
 
     def match_winners(self, state: GameState, rules: Rules) -> list[int] | None:
         """GIN-END."""
@@ -550,18 +694,19 @@ def _candidates(state: GameState, seat: int) -> Iterator[Move]:
             yield Draw("discard")
         return
     if state.phase == "lay_out":
-        knock = f["knock"]
+        knock = f.knock
         table = [(m.id, list(m.cards)) for m in state.melds if m.owner != seat]
         _dead, melds, offs = best_lay_out(hand, table, knock is not None
-                                          and knock["kind"] != "knock")
+                                          and knock.kind != "knock")
         yield LayOut(tuple(tuple(Piece(c) for c in m) for m in melds),
                      tuple(LayOff(mid, tuple(Piece(c) for c in cards)) for mid, cards in offs))
         return
     distinct = sorted(set(hand))
     rules = Rules.of(state.rules)
+    knocks = arrange_discards(hand)
     for card in distinct:
-        dead, melds = arrange([c for c in hand if c != card])
-        if dead <= f["limit"]:
+        dead, melds = knocks[card]
+        if dead <= f.limit:
             yield Knock(card, tuple(tuple(Piece(c) for c in m) for m in melds))
     if rules.big_gin_bonus > 0:
         dead, melds = arrange(hand)

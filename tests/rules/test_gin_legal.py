@@ -1,0 +1,152 @@
+"""Gin's legal-move examples hold (API.md "Gin rummy", docs/rules.md GIN-KNOCK, GIN-LAYOFF):
+over seeded games with random knobs, at every turn the knocks listed are exactly the
+discards that leave deadwood within the hand's limit, each with melds that leave the least
+deadwood, and the defender's one lay-out leaves the least deadwood any lay-out could. The
+least deadwood here is found by a search of our own over every way to meld and lay off,
+independent of the engine's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from random import Random
+from typing import Any
+
+import pytest
+
+from service.rules.cards import rank_of
+from service.rules.engine import apply, new_game
+from service.rules.moves import move_from_dict
+from service.rules.state import GameState
+from service.rules.variants import gin
+from tests.support.engine import turn_moves
+from tests.support.gin_game import DEFENDER, KNOCKER, UPCARD, deal
+
+
+def points(card: str) -> int:
+    return min(rank_of(card), 10)
+
+
+def melds_with(card: str, cards: frozenset[str]) -> Iterator[frozenset[str]]:
+    """Every meld of ``cards`` that holds ``card``: sets of 3 or 4 of its rank, runs of 3+
+    of its suit through it (ace low)."""
+    same = sorted(c for c in cards if c[0] == card[0] and c != card)
+    for i, a in enumerate(same):
+        for b in same[i + 1:]:
+            yield frozenset((card, a, b))
+    if len(same) == 3:
+        yield frozenset((card, *same))
+    rank, suit = rank_of(card), card[1]
+    held = {rank_of(c) for c in cards if c[1] == suit}
+    low = rank
+    while low - 1 in held:
+        low -= 1
+    high = rank
+    while high + 1 in held:
+        high += 1
+    by_rank = {rank_of(c): c for c in cards if c[1] == suit}
+    for start in range(low, rank + 1):
+        for end in range(max(rank, start + 2), high + 1):
+            yield frozenset(by_rank[r] for r in range(start, end + 1))
+
+
+@cache
+def least(cards: frozenset[str]) -> int:
+    """The least deadwood ``cards`` can keep: the lowest card either stays unmelded or is
+    in one of the melds through it."""
+    if not cards:
+        return 0
+    card = min(cards)
+    best = points(card) + least(cards - {card})
+    for meld in melds_with(card, cards):
+        best = min(best, least(cards - meld))
+    return best
+
+
+def fits(meld: frozenset[str], card: str) -> bool:
+    if len({c[0] for c in meld}) == 1:
+        return card[0] == next(iter(meld))[0] and len(meld) < 4
+    ranks = [rank_of(c) for c in meld]
+    return card[1] == next(iter(meld))[1] and rank_of(card) in (min(ranks) - 1,
+                                                                max(ranks) + 1)
+
+
+@cache
+def least_laid_out(hand: frozenset[str], table: frozenset[frozenset[str]]) -> int:
+    """The least deadwood a defender holding ``hand`` can keep, laying off on ``table``."""
+    best = least(hand)
+    for card in hand:
+        for meld in table:
+            if fits(meld, card):
+                grown = (table - {meld}) | {meld | {card}}
+                best = min(best, least_laid_out(hand - {card}, grown))
+    return best
+
+
+def check_listing(state: GameState, moves: list[dict[str, Any]]) -> None:
+    seat = state.turn
+    hand = state.hands[seat]
+    facts = gin.facts(state)
+    rules = state.rules
+    if state.phase == "play":
+        knocks = [m for m in moves if m["type"] == "knock"]
+        takes_back = rules.get("discard_taken_card", False)
+        want = {c for c in hand if least(frozenset(hand) - {c}) <= facts.limit
+                and (takes_back or c != state.taken)}
+        assert {m["card"] for m in knocks if m.get("card")} == want
+        for m in knocks:
+            melded = [c for meld in m["melds"] for c in meld["cards"]]
+            rest = [c for c in hand if c not in melded and c != m.get("card")]
+            assert gin.deadwood_of(rest) == least(frozenset(hand) - {m.get("card")})
+        big = [m for m in knocks if m.get("card") is None]
+        assert len(big) == (rules.get("big_gin_bonus", 0) > 0 and least(frozenset(hand)) == 0)
+    elif state.phase == "lay_out":
+        (lay_out,) = moves
+        knock = facts.knock
+        assert knock is not None
+        table = frozenset(frozenset(m.cards) for m in state.melds if m.owner != seat)
+        best = least(frozenset(hand)) if knock.kind != "knock" else \
+            least_laid_out(frozenset(hand), table)
+        after, _ = apply(state, seat, move_from_dict(lay_out), Random(0))
+        assert after.history[-1]["deadwood"][seat] == best
+
+
+def choose(rng: Random, state: GameState, moves: list[dict[str, Any]]) -> dict[str, Any]:
+    """A random move, drawn towards knocking and low deadwood so that knocks are common."""
+    knocks = [m for m in moves if m["type"] == "knock"]
+    if knocks and rng.random() < 0.6:
+        return rng.choice(knocks)
+    discards = [m for m in moves if m["type"] == "discard"]
+    if discards and rng.random() < 0.7:
+        hand = state.hands[state.turn]
+        return min(discards, key=lambda m: least(frozenset(hand) - {m["card"]}))
+    return rng.choice(moves)
+
+
+def test_the_knock_and_lay_out_examples_are_the_least_deadwood() -> None:
+    laid_out = 0
+    for seed in range(12):
+        rng = Random(seed)
+        rules = {"match_end": {"deals": 4}, "knock_card": rng.choice([10, 10, 7, 3]),
+                 "oklahoma": rng.random() < 0.3, "big_gin_bonus": rng.choice([0, 31]),
+                 "discard_taken_card": rng.random() < 0.5}
+        state, _ = new_game("gin", ["a", "b"], rules, dealer=0, rng=Random(seed))
+        while state.status == "playing":
+            moves = turn_moves(state, state.turn)
+            check_listing(state, moves)
+            laid_out += state.phase == "lay_out"
+            move = choose(rng, state, moves)
+            state, _ = apply(state, state.turn, move_from_dict(move), Random(seed))
+    assert laid_out >= 12  # the games knock often enough to prove the lay-outs
+
+
+def test_the_check_can_fail() -> None:
+    """A listing short of a knock the hand allows is caught."""
+    state, _ = new_game("gin", ["d", "n"], {"match_end": {"deals": 1}}, dealer=0,
+                        deals=[deal((DEFENDER, KNOCKER), UPCARD)], rng=Random(1))
+    state, _ = apply(state, 1, move_from_dict({"type": "draw", "source": "discard"}),
+                     Random(0))
+    moves = turn_moves(state, 1)
+    short = [m for m in moves if not (m["type"] == "knock" and m["card"] == "KD")]
+    with pytest.raises(AssertionError):
+        check_listing(state, short)
