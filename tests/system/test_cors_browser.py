@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import requests
 
 from service.redis_server import RedisServer, free_port
+from tests.support import serving
 from tests.support.serving import Server
 from tests.system.test_web import browser  # noqa: F401  (the fixture)
 
@@ -58,15 +58,10 @@ def page_port() -> Iterator[int]:
 @pytest.fixture(scope="module")
 def api(redis_server: RedisServer, page_port: int, tmp_path_factory: pytest.TempPathFactory
         ) -> Iterator[Server]:
-    server = Server(tmp_path_factory.mktemp("cors"), redis_server.url, env={
+    with serving.served(tmp_path_factory.mktemp("cors"), redis_server.url, env={
         "RUMMY_CORS_ORIGINS": f"http://127.0.0.1:{page_port}",
-        "RUMMY_API_KEYS": API_KEY, "RUMMY_CREATE_RATE_LIMITS": "4/minute"})
-    try:
-        with requests.Session() as session:
-            server.wait_ready(session)
+        "RUMMY_API_KEYS": API_KEY, "RUMMY_CREATE_RATE_LIMITS": "4/minute"}) as server:
         yield server
-    finally:
-        server.kill()
 
 
 CLIENT = """async ([api, key]) => {

@@ -73,13 +73,8 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
 def served(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory,
            ) -> Iterator[Server]:
     """``rummy-referee serve`` (gunicorn) on the session Redis, default settings."""
-    server = Server(tmp_path_factory.mktemp("serve"), redis_server.url)
-    try:
-        with requests.Session() as session:
-            server.wait_ready(session)
+    with serving.served(tmp_path_factory.mktemp("serve"), redis_server.url) as server:
         yield server
-    finally:
-        server.kill()
 
 
 def _api(name: str) -> Any:

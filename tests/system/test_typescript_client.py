@@ -21,6 +21,7 @@ import pytest
 import requests
 
 from service.redis_server import RedisServer
+from tests.support import serving
 from tests.support.serving import Server
 
 pytestmark = pytest.mark.slow
@@ -79,13 +80,8 @@ def test_a_move_body_of_two_types_does_not_compile(project: Path) -> None:
 @pytest.fixture(scope="module")
 def served(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
            ) -> Iterator[Server]:
-    server = Server(tmp_path_factory.mktemp("serve"), redis_server.url)
-    try:
-        with requests.Session() as session:
-            server.wait_ready(session)
+    with serving.served(tmp_path_factory.mktemp("serve"), redis_server.url) as server:
         yield server
-    finally:
-        server.kill()
 
 
 def test_a_typescript_program_plays_a_game(project: Path, served: Server) -> None:
