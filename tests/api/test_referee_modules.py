@@ -10,7 +10,7 @@ import service.referee
 
 WHERE = {
     "games": ["Referee", "Answer", "new_game_id", "LOG_ONLY_EVENTS", "MAX_ATTEMPTS",
-              "VERIFY_CACHE"],
+              "VERIFY_CACHE", "redacted_entry"],
     "errors": ["RefereeError", "UnknownGame", "Unauthorized", "Forbidden", "StaleVersion",
                "KeyReused", "Contention"],
     "documents": ["encode", "decode", "document", "token_hash", "holds", "extras"],
