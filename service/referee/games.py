@@ -330,6 +330,7 @@ class Referee:
                 raise
             if dry_run:  # what the seat may know before the move (views.dry_run_answer)
                 shown = dry_run_answer(state, new_state, events, game_id, version, seat, now)
+                shown.update(live_facts(shown["game"]))  # the game's as it is: nothing applied
                 return Answer(shown, int(shown["game"]["version"]))
             view = seat_view(new_state, game_id, version + 1, seat, now)
             facts = live_facts(view)

@@ -60,6 +60,8 @@ from tests.support.problems import RULE_IDS, assert_problem
 from tests.support.shapes import SHAPES
 
 DECK = standard_deck()
+ANSWER_KEYS = {"game", "events", "version", "status", "turn"}
+"""A move answer's members: the view, the events, and the game's version, status and turn."""
 R51_DECK = standard_deck(2, 4)
 
 # ---------------------------------------------------------------------------------------
@@ -458,15 +460,15 @@ def test_each_listed_move_passes_a_dry_run_and_nothing_is_stored(client: FlaskCl
         assert resp.headers["Cache-Control"] == "no-store"
         assert resp.headers["ETag"] == '"3"'
         answer = resp.get_json()
-        assert set(answer) == {"game", "events"}
-        assert answer["game"]["version"] == 3
+        assert set(answer) == ANSWER_KEYS
+        assert answer["game"]["version"] == answer["version"] == 3
         assert answer["game"]["seat"] == 0
         assert answer["events"] and answer["events"][0]["type"] == move["type"]
         real_shape = set(answer["game"])
     assert game.snapshot() == before
     # the real move answers the same shape
     real = game.ok(0, moves[-1])
-    assert set(real) == {"game", "events"}
+    assert set(real) == ANSWER_KEYS
     assert set(real["game"]) == real_shape
 
 

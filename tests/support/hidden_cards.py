@@ -97,16 +97,23 @@ def expected_dry_run(real: dict[str, Any], public: list[dict[str, Any]],
     cut = next((i for i, e in enumerate(public) if e["type"] == "hand_end"), None)
     if cut is not None:
         end = {k: v for k, v in public[cut].items() if k in HAND_END_SHOWN}
-        return {"game": before, "events": [*({**e, "dry_run": True} for e in public[:cut]),
-                                           {**end, "dry_run": True}]}
+        return _with_facts({"game": before, "events": [
+            *({**e, "dry_run": True} for e in public[:cut]), {**end, "dry_run": True}]})
     hand = list(real["game"]["hand"])
     for event in real["events"]:
         if event.get("seat") == seat and (event["type"], event.get("source")) in (
                 ("draw", "stock"), ("penalty", None)):
             for card in [event["card"]] if event["type"] == "draw" else event["cards"]:
                 hand.remove(card)
-    return {"game": {**real["game"], "hand": hand},
-            "events": [{**e, "dry_run": True} for e in public]}
+    return _with_facts({"game": {**real["game"], "hand": hand},
+                        "events": [{**e, "dry_run": True} for e in public]})
+
+
+def _with_facts(answer: dict[str, Any]) -> dict[str, Any]:
+    """A move answer's ``version``, ``status`` and ``turn``: its view's."""
+    game = answer["game"]
+    return {**answer, "version": game["version"], "status": game["status"],
+            "turn": game["turn"]}
 
 
 def check_waiting_view(view: dict[str, Any]) -> None:
