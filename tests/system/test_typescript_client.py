@@ -80,7 +80,9 @@ def test_a_move_body_of_two_types_does_not_compile(project: Path) -> None:
 @pytest.fixture(scope="module")
 def served(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
            ) -> Iterator[Server]:
-    with serving.served(tmp_path_factory.mktemp("serve"), redis_server.url) as server:
+    """Served with a seat limit the program's pace exceeds: it must honour Retry-After."""
+    with serving.served(tmp_path_factory.mktemp("serve"), redis_server.url,
+                        env={"RUMMY_RATE_LIMITS": "10/second"}) as server:
         yield server
 
 
@@ -94,5 +96,6 @@ def test_a_typescript_program_plays_a_game(project: Path, served: Server) -> Non
     assert summary["hands"] == 1 and summary["winners"]
     assert summary["moves"] > 2
     assert summary["refused"] == "NOT_YOUR_TURN"
+    assert summary["throttled"] > 0  # 429s, each sent again after its Retry-After
     final = requests.get(f"{served.base_url}/v1/games/{summary['game_id']}", timeout=10)
     assert final.json()["status"] == "finished"

@@ -9,7 +9,21 @@ type LegalMoves = components["schemas"]["LegalMoves"];
 
 const baseUrl = process.argv[2];
 if (!baseUrl) throw new Error("usage: node build/play.js <base url>");
-const client = createClient<paths>({ baseUrl });
+
+/** fetch, sending a request again after the `Retry-After` of a `429` (a seat's rate limit):
+ * what a polite client does. */
+let throttled = 0;
+async function politeFetch(request: Request): Promise<Response> {
+  for (let attempt = 1; ; attempt += 1) {
+    const response = await fetch(request.clone());
+    if (response.status !== 429 || attempt === 5) return response;
+    throttled += 1;
+    const seconds = Number(response.headers.get("Retry-After") ?? "1");
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  }
+}
+
+const client = createClient<paths>({ baseUrl, fetch: politeFetch });
 const PREFERENCE: Record<string, number> = { meld: 0, lay_off: 1, draw: 2, discard: 3 };
 
 function choose(legal: LegalMoves): Move {
@@ -59,7 +73,7 @@ async function main(): Promise<void> {
     params: { path: { game_id: gameId } },
   });
   console.log(JSON.stringify({
-    game_id: gameId, moves, refused, status: final.data?.status,
+    game_id: gameId, moves, refused, throttled, status: final.data?.status,
     winners: final.data?.winners, hands: final.data?.hands_played.length,
   }));
 }
