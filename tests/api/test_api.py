@@ -15,7 +15,18 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from tests.support.basic_game import A_HANDS, A_UPCARD, Game, create, deal_a, strings
+from tests.support.basic_game import (
+    A_HANDS,
+    A_UPCARD,
+    B_COUNT_1,
+    B_HANDS,
+    C_COUNT_0,
+    C_HANDS,
+    Game,
+    create,
+    deal_a,
+    strings,
+)
 from tests.support.deals import arranged, auth
 from tests.support.http_player import FlaskTransport, HttpPlayer
 from tests.support.problems import assert_problem
@@ -29,18 +40,11 @@ PUBLIC_KEYS = {"game_id", "variant", "rules", "status", "hand_number", "dealer",
                "hands_played", "winners", "arranged"}
 SEAT_KEYS = {"seat", "name", "hand_count", "opened", "total"}
 
+# The arranged deals of tests/support/basic_game.py:
 # Deal A (two players, dealer 1: seat 0 plays first). Seat 0 holds a run, a set and a
 # club run; the upcard is 5C; the stock starts 6H, 9D.
-
 # Deal B: seat 0 can go out at once (all 11 cards after taking the upcard 5C).
-B_HANDS = [["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"],
-           ["KS", "KH", "5D", "6D", "7D", "AS", "2S", "8C", "9S", "JD"]]
-B_COUNT_1 = 10 + 10 + 5 + 6 + 7 + 1 + 2 + 8 + 9 + 10  # 68
-
 # Deal C (hand 2 after deal B; dealer 0: seat 1 plays first and can go out at once).
-C_HANDS = [["KS", "KH", "KD", "JS", "JH", "JD", "TS", "TD", "9S", "9D"],
-           ["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"]]
-C_COUNT_0 = 8 * 10 + 2 * 9  # 98
 
 
 # ---------------------------------------------------------------------------------------

@@ -8,15 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import redis
 from flask.testing import FlaskClient
 
 from service.app import create_app
 from service.config import ConfigError, Settings
+from tests.support.basic_game import A_HANDS
 from tests.support.deals import arranged
-
-HANDS = [["7H", "8H", "9H", "QS", "QD", "QC", "2C", "3C", "4C", "KD"],
-         ["TH", "JH", "KS", "KC", "5D", "6D", "7D", "AS", "2S", "8C"]]
+from tests.support.redis_servers import key_count
 
 
 def body(**fields: Any) -> dict[str, Any]:
@@ -28,25 +26,17 @@ def client_of(redis_url: str, **settings: Any) -> FlaskClient:
                                **settings)).test_client()
 
 
-def keys(redis_url: str) -> int:
-    client = redis.Redis.from_url(redis_url)
-    try:
-        return len(client.keys("*"))
-    finally:
-        client.close()
-
-
 def test_arranged_deals_are_allowed_by_default(client: FlaskClient) -> None:
     assert Settings().arranged_deals == "allow"
-    resp = client.post("/v1/games", json=body(deals=[arranged(HANDS, "5C")]))
+    resp = client.post("/v1/games", json=body(deals=[arranged(A_HANDS, "5C")]))
     assert resp.status_code == 201, resp.get_data(as_text=True)
     assert resp.get_json()["game"]["arranged"] is True
 
 
 def test_a_server_that_forbids_arranged_deals_refuses_them_with_403(redis_url: str) -> None:
     client = client_of(redis_url, arranged_deals="forbid")
-    before = keys(redis_url)
-    resp = client.post("/v1/games", json=body(deals=[arranged(HANDS, "5C")]))
+    before = key_count(redis_url)
+    resp = client.post("/v1/games", json=body(deals=[arranged(A_HANDS, "5C")]))
     assert resp.status_code == 403, resp.get_data(as_text=True)
     assert resp.mimetype == "application/problem+json"
     problem = resp.get_json()
@@ -54,7 +44,7 @@ def test_a_server_that_forbids_arranged_deals_refuses_them_with_403(redis_url: s
     assert problem["type"].endswith("/arranged-deals-forbidden")
     assert [e["field"] for e in problem["errors"]] == ["deals"]
     assert "arranged deals" in problem["detail"]
-    assert keys(redis_url) == before
+    assert key_count(redis_url) == before
     # a game without one (or with an empty list) is created as before
     for fields in ({}, {"deals": []}):
         resp = client.post("/v1/games", json=body(**fields))

@@ -34,6 +34,7 @@ from service.rules.moves import CutIn, Discard, Draw, Move
 from service.rules.randomplay import play
 from service.rules.views import dry_run_answer
 from service.store import GameStore
+from tests.support.basic_game import B_HANDS, C_HANDS
 from tests.support.deals import arranged, auth
 from tests.support.hidden_cards import check_dry_run, expected_dry_run, shown_cards
 
@@ -160,11 +161,8 @@ def test_an_unannounced_last_card_dry_run_does_not_show_the_penalty_cards(
     assert [e["cards"] for e in real["events"] if e["type"] == "penalty"] == [["4H", "5C"]]
 
 
-# Deal B: seat 0 goes out at once after taking the upcard 5C; deal C: the next hand.
-B_HANDS = [["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"],
-           ["KS", "KH", "5D", "6D", "7D", "AS", "2S", "8C", "9S", "JD"]]
-C_HANDS = [["KS", "KH", "KD", "JS", "JH", "JD", "TS", "TD", "9S", "9D"],
-           ["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"]]
+# Deal B (tests/support/basic_game.py): seat 0 goes out at once after taking the upcard
+# 5C; deal C: the next hand.
 
 
 @pytest.mark.parametrize("match_end", [{"deals": 1}, {"deals": 2}])

@@ -16,6 +16,7 @@ from typing import Any
 from flask.testing import FlaskClient
 
 from service.rules.cards import standard_deck
+from tests.support.basic_game import CreatedGame
 from tests.support.problems import PROBLEM
 
 
@@ -38,41 +39,11 @@ def arranged(deck: list[str], hands: Sequence[Sequence[str]], sizes: Sequence[in
     return {"hands": full, "discard": list(discard), "stock": [*stock_top, *rest]}
 
 
-class Game:
-    """A created game: its id, seat tokens and helpers to call it."""
+class Game(CreatedGame):
+    """A created game (``body`` as posted), and the refused move's check."""
 
     def __init__(self, client: FlaskClient, **body: Any) -> None:
-        resp = client.post("/v1/games", json=body)
-        assert resp.status_code == 201, resp.get_data(as_text=True)
-        self.client = client
-        self.created: dict[str, Any] = resp.get_json()
-        self.path = f"/v1/games/{self.created['game_id']}"
-        self.tokens = [s["token"] for s in self.created["seats"]]
-
-    def headers(self, seat: int) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.tokens[seat]}"}
-
-    def public(self) -> dict[str, Any]:
-        resp = self.client.get(self.path)
-        assert resp.status_code == 200
-        body: dict[str, Any] = resp.get_json()
-        return body
-
-    def me(self, seat: int) -> dict[str, Any]:
-        resp = self.client.get(f"{self.path}/me", headers=self.headers(seat))
-        assert resp.status_code == 200
-        body: dict[str, Any] = resp.get_json()
-        return body
-
-    def ok(self, seat: int, body: dict[str, Any]) -> dict[str, Any]:
-        """A legal move: 200, the version one more than before."""
-        before = self.public()["version"]
-        resp = self.client.post(f"{self.path}/moves", json=body, headers=self.headers(seat))
-        assert resp.status_code == 200, (body, resp.get_data(as_text=True))
-        answer: dict[str, Any] = resp.get_json()
-        assert answer["game"]["version"] == before + 1
-        assert resp.headers["ETag"] == f'"{before + 1}"'
-        return answer
+        super().__init__(client, body)
 
     def refused(self, seat: int, body: dict[str, Any], code: str, rule: str) -> dict[str, Any]:
         """An illegal move: 422 with ``code`` and ``rule``, and nothing changes."""

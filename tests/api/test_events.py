@@ -25,7 +25,7 @@ from service.api.streams import bound_unacknowledged
 from service.app import create_app
 from service.config import Settings
 from service.rules.cards import standard_deck
-from tests.support.basic_game import strings
+from tests.support.basic_game import B_COUNT_1, B_HANDS, C_COUNT_0, C_HANDS, CreatedGame, strings
 from tests.support.deals import arranged, auth
 from tests.support.http_player import FlaskTransport
 from tests.support.problems import assert_problem
@@ -39,13 +39,8 @@ SSE = {"Accept": "text/event-stream"}
 # Hand 1 (dealer 1: seat 0 first; upcard 5C; stock KD, 6H, …): seat 0 draws KD from the
 # stock and discards it; seat 1 draws 6H and discards it; seat 0 takes 6H and goes out
 # going rummy (BASIC-RUMMY, double). Hand 2 (dealer 0: seat 1 first; stock 8D, …): seat 1
-# draws 8D, melds ten cards and goes out discarding 8D, going rummy too.
-B_HANDS = [["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"],
-           ["KS", "KH", "5D", "6D", "7D", "AS", "2S", "8C", "9S", "JD"]]
-B_COUNT_1 = 10 + 10 + 5 + 6 + 7 + 1 + 2 + 8 + 9 + 10  # 68
-C_HANDS = [["KS", "KH", "KD", "JS", "JH", "JD", "TS", "TD", "9S", "9D"],
-           ["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"]]
-C_COUNT_0 = 8 * 10 + 2 * 9  # 98
+# draws 8D, melds ten cards and goes out discarding 8D, going rummy too (deals B and C of
+# tests/support/basic_game.py).
 
 MATCH = [
     (0, {"type": "draw", "source": "stock"}),  # 1: KD (hidden)
@@ -64,18 +59,9 @@ MATCH = [
 ]
 
 
-class Game:
+class Game(CreatedGame):
     def __init__(self, client: FlaskClient, variant: str = "basic", **fields: Any) -> None:
-        body = {"variant": variant, "players": ["Ana", "Bo"], **fields}
-        resp = client.post("/v1/games", json=body)
-        assert resp.status_code == 201, resp.get_data(as_text=True)
-        self.client = client
-        self.id: str = resp.get_json()["game_id"]
-        self.tokens: list[str] = [s["token"] for s in resp.get_json()["seats"]]
-
-    @property
-    def path(self) -> str:
-        return f"/v1/games/{self.id}"
+        super().__init__(client, {"variant": variant, "players": ["Ana", "Bo"], **fields})
 
     def ok(self, seat: int, body: Any) -> dict[str, Any]:
         resp = self.client.post(f"{self.path}/moves", json=body, headers=auth(self.tokens[seat]))

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from flask.testing import FlaskClient
 
 from service.app import create_app
 from service.config import Settings
 from tests.support.deals import auth
 from tests.support.problems import PROBLEM, assert_problem
+from tests.support.redis_servers import key_count
 from tests.support.serving import served
 
 NON_ASCII_DIGITS = [
@@ -198,20 +198,12 @@ def _body_endpoints(game: Game) -> Iterator[tuple[str, str, dict[str, str]]]:
     yield "score-hand", "/v1/scores/hand", {}
 
 
-def _games(redis_url: str) -> int:
-    client = redis.Redis.from_url(redis_url)
-    try:
-        return len(client.keys("*"))
-    finally:
-        client.close()
-
-
 @pytest.mark.parametrize("digits", [4301, 5000, 100_000 // 2])
 @pytest.mark.parametrize("sign", ["", "-"])
 def test_an_integer_longer_than_python_reads_is_400_on_every_body_endpoint(
         game: Game, redis_url: str, digits: int, sign: str) -> None:
     number = sign + "9" * digits
-    before, keys = game.snapshot(), _games(redis_url)
+    before, keys = game.snapshot(), key_count(redis_url)
     for label, path, headers in _body_endpoints(game):
         for body in (f'{{"type":"draw","source":{number}}}',
                      f'{{"variant":"basic","players":["a","b"],"dealer":{number}}}',
@@ -222,7 +214,7 @@ def test_an_integer_longer_than_python_reads_is_400_on_every_body_endpoint(
                                     content_type="application/json")
             assert_problem(resp, 400), label
     assert game.snapshot() == before
-    assert _games(redis_url) == keys
+    assert key_count(redis_url) == keys
 
 
 def _nested(depth: int, shape: str) -> str:
@@ -245,14 +237,14 @@ def _nested(depth: int, shape: str) -> str:
                                    "melds"])
 def test_a_deeply_nested_body_is_400_on_every_body_endpoint(
         game: Game, redis_url: str, depth: int, shape: str) -> None:
-    before, keys = game.snapshot(), _games(redis_url)
+    before, keys = game.snapshot(), key_count(redis_url)
     body = _nested(depth, shape)
     for label, path, headers in _body_endpoints(game):
         resp = game.client.post(path, data=body, headers=headers,
                                 content_type="application/json")
         assert_problem(resp, 400), label
     assert game.snapshot() == before
-    assert _games(redis_url) == keys
+    assert key_count(redis_url) == keys
 
 
 # ---------------------------------------------------------------------------------------

@@ -16,12 +16,11 @@ from flask.testing import FlaskClient
 from service.app import create_app
 from service.config import Settings
 from service.referee.lobby import CODE_ALPHABET, normal_code
+from tests.support.basic_game import B_HANDS
 from tests.support.deals import arranged, auth
 from tests.support.hidden_cards import card_strings, check_join_answer, check_waiting_view
 
-B_HANDS = [["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"],
-           ["KS", "KH", "5D", "6D", "7D", "AS", "2S", "8C", "9S", "JD"]]
-"""Seat 0 (dealer 1) takes the upcard 5C and goes out at once (tests/test_api.py)."""
+# Deal B: seat 0 (dealer 1) takes the upcard 5C and goes out at once.
 GOING_OUT = [{"type": "draw", "source": "discard"},
              {"type": "meld", "melds": [{"cards": ["7H", "8H", "9H", "TH"]},
                                         {"cards": ["QS", "QD", "QC"]},

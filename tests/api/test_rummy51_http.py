@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from tests.support.basic_game import CreatedGame
 from tests.support.rummy51_game import (
     L14,
     OPENER0,
@@ -66,7 +67,7 @@ def meld_move(text: str) -> dict[str, Any]:
     return {"type": "meld", "melds": wire_meld(text[5:])}
 
 
-class Table:
+class Table(CreatedGame):
     """A created game, its seat tokens, and a record of every response for the leak check.
 
     ``stock`` is the arranged stock (top first): while the stock is never rebuilt, the
@@ -77,47 +78,26 @@ class Table:
                  rules: dict[str, Any] | None = None, players: int = 2) -> None:
         body = {"variant": variant, "players": ["Ana", "Bo", "Cy"][:players], "dealer": 0,
                 "rules": {"match_end": {"deals": 1}, **(rules or {})}, "deals": [deal]}
-        resp = client.post("/v1/games", json=body)
-        assert resp.status_code == 201, resp.get_data(as_text=True)
-        self.client = client
-        created = resp.get_json()
-        self.id: str = created["game_id"]
-        self.tokens = [s["token"] for s in created["seats"]]
+        super().__init__(client, body)
         self.stock: list[str] = list(deal["stock"])
         self.public_cards: set[str] = set()  # every card ever on the table or discarded
-        self.seen: list[tuple[int | None, Any]] = [(None, created["game"])]
+        self.seen: list[tuple[int | None, Any]] = [(None, self.created["game"])]
         self.check_leaks()
 
-    @property
-    def path(self) -> str:
-        return f"/v1/games/{self.id}"
-
-    def _auth(self, seat: int) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.tokens[seat]}"}
-
     def public(self) -> dict[str, Any]:
-        resp = self.client.get(self.path)
-        assert resp.status_code == 200
-        body: dict[str, Any] = resp.get_json()
+        body = super().public()
         self.seen.append((None, body))
         return body
 
     def me(self, seat: int) -> dict[str, Any]:
-        resp = self.client.get(f"{self.path}/me", headers=self._auth(seat))
-        assert resp.status_code == 200, resp.get_data(as_text=True)
-        body: dict[str, Any] = resp.get_json()
+        body = super().me(seat)
         assert body["seat"] == seat
         self.seen.append((seat, body))
         return body
 
     def ok(self, seat: int, move: dict[str, Any]) -> dict[str, Any]:
         """Apply a legal move; check 200 and the version; run the leak check."""
-        before = self.public()["version"]
-        resp = self.client.post(f"{self.path}/moves", json=move, headers=self._auth(seat))
-        assert resp.status_code == 200, (move, resp.get_data(as_text=True))
-        answer: dict[str, Any] = resp.get_json()
-        assert answer["game"]["version"] == before + 1
-        assert resp.headers["ETag"] == f'"{before + 1}"'
+        answer = super().ok(seat, move)
         self.seen.append((seat, answer))
         for event in answer["events"]:
             if event["type"] == "discard" or (event["type"] == "draw"
@@ -128,7 +108,7 @@ class Table:
 
     def refused(self, seat: int, move: dict[str, Any], code: str, rule: str) -> dict[str, Any]:
         before = [self.public(), *(self.me(s) for s in range(len(self.tokens)))]
-        resp = self.client.post(f"{self.path}/moves", json=move, headers=self._auth(seat))
+        resp = self.client.post(f"{self.path}/moves", json=move, headers=self.headers(seat))
         assert resp.status_code == 422, resp.get_data(as_text=True)
         assert resp.mimetype == "application/problem+json"
         problem: dict[str, Any] = resp.get_json()

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import redis
 from _pytest.mark import ParameterSet
 from flask.testing import FlaskClient
 
 from service.rules.variants import VARIANTS
 from tests.support.deals import auth
+from tests.support.redis_servers import key_count
 
 NUMERIC = ("int", "int_or_enum", "match_end")
 
@@ -52,14 +52,6 @@ def _value(key: str | None, n: int) -> Any:
 def _create(client: FlaskClient, variant: str, rules: dict[str, Any]) -> Any:
     return client.post("/v1/games", json={"variant": variant, "players": ["Ana", "Bo"],
                                           "rules": rules})
-
-
-def _keys(redis_url: str) -> int:
-    client = redis.Redis.from_url(redis_url)
-    try:
-        return len(client.keys("*"))
-    finally:
-        client.close()
 
 
 def test_every_numeric_knob_lists_its_bounds(client: FlaskClient) -> None:
@@ -111,7 +103,7 @@ def test_a_numeric_knob_takes_its_bounds_and_refuses_one_past_them(
         created = resp.get_json()
         assert created["game"]["rules"][knob] == _value(key, n)
         _play(client, created, 6)
-    before = _keys(redis_url)
+    before = key_count(redis_url)
     for n in (low - 1, high + 1, 2**64, -(2**64), 10**30):
         resp = _create(client, variant, {knob: _value(key, n)})
         assert resp.status_code == 400, (n, resp.get_data(as_text=True))
@@ -120,7 +112,7 @@ def test_a_numeric_knob_takes_its_bounds_and_refuses_one_past_them(
         assert [e["field"] for e in problem["errors"]] == [f"rules.{knob}"], problem
         message = problem["errors"][0]["message"]
         assert str(low) in message and str(high) in message, message
-    assert _keys(redis_url) == before
+    assert key_count(redis_url) == before
 
 
 def test_melds_per_turn_of_two_to_the_64_is_refused(client: FlaskClient) -> None:

@@ -53,6 +53,7 @@ from service.rules.moves import (
 from service.rules.search import candidate_melds
 from service.rules.state import TableMeld
 from service.rules.variants import VARIANTS
+from tests.support.basic_game import A_HANDS, B_HANDS, C_HANDS, CreatedGame
 from tests.support.bot import play
 from tests.support.deals import arranged, auth
 from tests.support.hidden_cards import expected_dry_run
@@ -360,24 +361,15 @@ def test_joker_hands_on_a_full_table_list_exactly_the_legal_moves() -> None:
 # ---------------------------------------------------------------------------------------
 # HTTP
 
-# Deal A (basic, two players, dealer 1: seat 0 plays first; upcard 5C; stock 6H, 9D, …)
-A_HANDS = [["7H", "8H", "9H", "QS", "QD", "QC", "2C", "3C", "4C", "KD"],
-           ["TH", "JH", "KS", "KC", "5D", "6D", "7D", "AS", "2S", "8C"]]
+# Deal A of tests/support/basic_game.py (basic, two players, dealer 1: seat 0 plays first;
+# upcard 5C; stock 6H, 9D, …)
 
 
-class Game:
+class Game(CreatedGame):
     def __init__(self, client: FlaskClient, variant: str = "basic", players: int = 2,
                  **fields: Any) -> None:
         body = {"variant": variant, "players": ["Ana", "Bo", "Cy", "Di"][:players], **fields}
-        resp = client.post("/v1/games", json=body)
-        assert resp.status_code == 201, resp.get_data(as_text=True)
-        self.client = client
-        self.id: str = resp.get_json()["game_id"]
-        self.tokens: list[str] = [s["token"] for s in resp.get_json()["seats"]]
-
-    @property
-    def path(self) -> str:
-        return f"/v1/games/{self.id}"
+        super().__init__(client, body)
 
     def legal(self, seat: int, query: str = "") -> TestResponse:
         return self.client.get(f"{self.path}/legal-moves{query}", headers=auth(self.tokens[seat]))
@@ -521,11 +513,8 @@ def test_legal_moves_bad_limit_is_400(client: FlaskClient, query: str) -> None:
 # Dry runs answer what the real move answers, as the seat could know it before the move
 
 # Deal B: seat 0 goes out at once after taking the upcard 5C; deal C: hand 2 (dealer 0),
-# seat 1 plays first, draws 8D from the stock, melds ten cards and discards 8D to go out.
-B_HANDS = [["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"],
-           ["KS", "KH", "5D", "6D", "7D", "AS", "2S", "8C", "9S", "JD"]]
-C_HANDS = [["KS", "KH", "KD", "JS", "JH", "JD", "TS", "TD", "9S", "9D"],
-           ["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"]]
+# seat 1 plays first, draws 8D from the stock, melds ten cards and discards 8D to go out
+# (deals B and C of tests/support/basic_game.py).
 
 
 def dry_then_real(game: Game, seat: int, move: dict[str, Any]) -> dict[str, Any]:

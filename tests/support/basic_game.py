@@ -21,21 +21,46 @@ A_UPCARD = "5C"
 A_STOCK_TOP = ["6H", "9D"]
 
 
+B_HANDS = [["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"],
+           ["KS", "KH", "5D", "6D", "7D", "AS", "2S", "8C", "9S", "JD"]]
+"""Deal B (two players, dealer 1, upcard 5C): seat 0 takes the upcard and goes out at once
+with all 11 cards."""
+
+
+B_COUNT_1 = 10 + 10 + 5 + 6 + 7 + 1 + 2 + 8 + 9 + 10  # 68
+"""The count of seat 1's hand in deal B."""
+
+
+C_HANDS = [["KS", "KH", "KD", "JS", "JH", "JD", "TS", "TD", "9S", "9D"],
+           ["7H", "8H", "9H", "TH", "QS", "QD", "QC", "2C", "3C", "4C"]]
+"""Deal C, hand 2 after deal B (dealer 0): seat 1 plays first and can go out at once."""
+
+
+C_COUNT_0 = 8 * 10 + 2 * 9  # 98
+"""The count of seat 0's hand in deal C."""
+
+
 def deal_a() -> dict[str, Any]:
     return arranged(A_HANDS, A_UPCARD, A_STOCK_TOP)
 
 
-def create(client: FlaskClient, players: int = 2, **fields: Any) -> TestResponse:
+def game_body(players: int = 2, **fields: Any) -> dict[str, Any]:
+    """A basic game's creation body: ``players`` seats named Ana, Bo, …, then ``fields``."""
     body = {"variant": "basic", "players": ["Ana", "Bo", "Cy", "Di", "Ed", "Flo"][:players]}
     body.update(fields)
-    return client.post("/v1/games", json=body)
+    return body
 
 
-class Game:
-    """A created game: its id, seat tokens and helpers to call it."""
+def create(client: FlaskClient, players: int = 2, **fields: Any) -> TestResponse:
+    return client.post("/v1/games", json=game_body(players, **fields))
 
-    def __init__(self, client: FlaskClient, **fields: Any) -> None:
-        resp = create(client, **fields)
+
+class CreatedGame:
+    """A game created with ``body`` (201): its id, seat tokens and path, and the calls
+    every API test's game makes."""
+
+    def __init__(self, client: FlaskClient, body: dict[str, Any]) -> None:
+        resp = client.post("/v1/games", json=body)
         assert resp.status_code == 201, resp.get_data(as_text=True)
         self.client = client
         self.created: dict[str, Any] = resp.get_json()
@@ -45,6 +70,38 @@ class Game:
     @property
     def path(self) -> str:
         return f"/v1/games/{self.id}"
+
+    def headers(self, seat: int) -> dict[str, str]:
+        return auth(self.tokens[seat])
+
+    def public(self) -> dict[str, Any]:
+        resp = self.client.get(self.path)
+        assert resp.status_code == 200
+        body: dict[str, Any] = resp.get_json()
+        return body
+
+    def me(self, seat: int) -> dict[str, Any]:
+        resp = self.client.get(f"{self.path}/me", headers=self.headers(seat))
+        assert resp.status_code == 200, resp.get_data(as_text=True)
+        body: dict[str, Any] = resp.get_json()
+        return body
+
+    def ok(self, seat: int, body: Any) -> dict[str, Any]:
+        """A legal move: 200, the version one more than before (answer and ETag)."""
+        before = self.public()["version"]
+        resp = self.client.post(f"{self.path}/moves", json=body, headers=self.headers(seat))
+        assert resp.status_code == 200, (body, resp.get_data(as_text=True))
+        answer: dict[str, Any] = resp.get_json()
+        assert answer["game"]["version"] == before + 1
+        assert resp.headers["ETag"] == f'"{before + 1}"'
+        return answer
+
+
+class Game(CreatedGame):
+    """A created basic game (:func:`game_body`) and helpers to call it."""
+
+    def __init__(self, client: FlaskClient, **fields: Any) -> None:
+        super().__init__(client, game_body(**fields))
 
     def move(self, seat: int, body: Any, headers: dict[str, str] | None = None,
              query: str = "") -> TestResponse:
@@ -64,18 +121,6 @@ class Game:
         assert answer["game"]["seat"] == seat
         assert self.version() == before + 1
         return answer
-
-    def public(self) -> dict[str, Any]:
-        resp = self.client.get(self.path)
-        assert resp.status_code == 200
-        body: dict[str, Any] = resp.get_json()
-        return body
-
-    def me(self, seat: int) -> dict[str, Any]:
-        resp = self.client.get(f"{self.path}/me", headers=auth(self.tokens[seat]))
-        assert resp.status_code == 200, resp.get_data(as_text=True)
-        body: dict[str, Any] = resp.get_json()
-        return body
 
     def version(self) -> int:
         version: int = self.public()["version"]

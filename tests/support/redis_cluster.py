@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import redis
 
@@ -117,7 +117,41 @@ def _wait(what: str, check: Callable[[], object], timeout: float) -> None:
         time.sleep(0.05)
 
 
-class LocalCluster:
+class _Processes:
+    """What a cluster and a Sentinel group share: the ``redis-server`` they run, the text
+    that names them to the service, and a ``with`` block that starts them and stops them."""
+
+    _binary: str
+
+    @property
+    def binary(self) -> str:
+        return self._binary
+
+    def _env_nodes(self) -> list[tuple[str, int]]:
+        """The (host, port) pairs ``env_value`` names."""
+        raise NotImplementedError
+
+    @property
+    def env_value(self) -> str:
+        """``host:port,…``: the text for ``REDIS_CLUSTER_NODES`` or ``REDIS_SENTINELS``."""
+        return ",".join(f"{host}:{port}" for host, port in self._env_nodes())
+
+    def start(self, timeout: float = 30.0) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+class LocalCluster(_Processes):
     """A Redis Cluster of ``masters`` primaries (each with ``replicas`` replicas) on 127.0.0.1.
 
     ``nodes`` lists every node's (host, port) once started; ``env_value`` is the text for
@@ -145,16 +179,11 @@ class LocalCluster:
         self.servers: list[RedisServer] = []
 
     @property
-    def binary(self) -> str:
-        return self._binary
-
-    @property
     def nodes(self) -> list[tuple[str, int]]:
         return [(_HOST, server.port) for server in self.servers]
 
-    @property
-    def env_value(self) -> str:
-        return ",".join(f"{host}:{port}" for host, port in self.nodes)
+    def _env_nodes(self) -> list[tuple[str, int]]:
+        return self.nodes
 
     def start(self, timeout: float = 30.0) -> None:
         """Start the nodes, create the cluster, wait until it serves every slot."""
@@ -236,14 +265,6 @@ class LocalCluster:
                 server.stop()
         self.servers = []
 
-    def __enter__(self) -> LocalCluster:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
 
 class _SentinelServer(RedisServer):
     """``redis-server <conf> --sentinel`` (the config file must come first and be writable:
@@ -259,7 +280,7 @@ class _SentinelServer(RedisServer):
                 "--dir", str(self.data_dir), "--logfile", str(self.log_path)]
 
 
-class LocalSentinel:
+class LocalSentinel(_Processes):
     """A primary with ``replicas`` replicas, monitored by ``sentinels`` Sentinels as
     ``master_name`` (quorum ``quorum``), all on 127.0.0.1.
 
@@ -295,16 +316,11 @@ class LocalSentinel:
         self.sentinel_servers: list[RedisServer] = []
 
     @property
-    def binary(self) -> str:
-        return self._binary
-
-    @property
     def sentinel_nodes(self) -> list[tuple[str, int]]:
         return [(_HOST, server.port) for server in self.sentinel_servers]
 
-    @property
-    def env_value(self) -> str:
-        return ",".join(f"{host}:{port}" for host, port in self.sentinel_nodes)
+    def _env_nodes(self) -> list[tuple[str, int]]:
+        return self.sentinel_nodes
 
     def server_on(self, port: int) -> RedisServer:
         for server in self.servers:
@@ -441,11 +457,3 @@ class LocalSentinel:
                 server.stop()
         self.sentinel_servers = []
         self.servers = []
-
-    def __enter__(self) -> LocalSentinel:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()

@@ -1,8 +1,11 @@
-"""redis-servers of one test alone (the session's is in tests/conftest.py)."""
+"""redis-servers of one test alone (the session's is in tests/conftest.py), and what a
+test counts in a Redis."""
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+
+import redis
 
 from service.redis_server import RedisServer
 
@@ -16,3 +19,13 @@ def running(server: RedisServer) -> Iterator[RedisServer]:
     finally:
         server.resume()
         server.stop()
+
+
+def key_count(redis_url: str) -> int:
+    """How many keys the Redis at ``redis_url`` holds (a request that creates nothing adds
+    none)."""
+    client = redis.Redis.from_url(redis_url)
+    try:
+        return len(client.keys("*"))
+    finally:
+        client.close()

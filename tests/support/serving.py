@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -131,23 +131,8 @@ class Server:
 
     def wait_ready(self, session: requests.Session | None = None) -> None:
         """Until /readyz answers 200 and every worker process is up."""
-        if session is None:
-            with requests.Session() as own:
-                self.wait_ready(own)
-            return
-        deadline = time.monotonic() + START_TIMEOUT
-        status: int | None = None
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"serve exited with {self.proc.returncode}:\n{self.output()}")
-            try:
-                status = session.get(f"{self.base_url}/readyz", timeout=2).status_code
-            except requests.RequestException:
-                status = None
-            if status == 200 and len(self.worker_pids()) == self.workers:
-                return
-            time.sleep(0.1)
-        pytest.fail(f"GET /readyz: {status} after {START_TIMEOUT} s; output:\n{self.output()}")
+        wait_until_ready(self.proc, self.base_url, self.output, session=session,
+                         also=lambda: len(self.worker_pids()) == self.workers)
 
     def terminate(self) -> int:
         self.proc.send_signal(signal.SIGTERM)
@@ -170,6 +155,30 @@ class Server:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=STOP_TIMEOUT)
         self.kill()
+
+
+def wait_until_ready(proc: subprocess.Popen[bytes], base_url: str, output: Callable[[], str],
+                     *, session: requests.Session | None = None,
+                     also: Callable[[], bool] | None = None) -> None:
+    """Until ``GET /readyz`` at ``base_url`` answers 200 (and ``also()`` holds, when given);
+    the test fails with the ``output()`` when ``proc`` exits first or after START_TIMEOUT."""
+    if session is None:
+        with requests.Session() as own:
+            wait_until_ready(proc, base_url, output, session=own, also=also)
+        return
+    deadline = time.monotonic() + START_TIMEOUT
+    status: int | None = None
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"serve exited with {proc.returncode}:\n{output()}")
+        try:
+            status = session.get(f"{base_url}/readyz", timeout=2).status_code
+        except requests.RequestException:
+            status = None
+        if status == 200 and (also is None or also()):
+            return
+        time.sleep(0.1)
+    pytest.fail(f"GET /readyz: {status} after {START_TIMEOUT} s; output:\n{output()}")
 
 
 @contextlib.contextmanager

@@ -25,7 +25,6 @@ import requests
 from service.redis_server import free_port
 from tests.support.http_player import REQUEST_TIMEOUT, HttpPlayer, RequestsTransport
 from tests.support.serving import (
-    START_TIMEOUT,
     STOP_TIMEOUT,
     Server,
     descendants,
@@ -33,6 +32,7 @@ from tests.support.serving import (
     proc_stat,
     rummy_referee,
     served,
+    wait_until_ready,
 )
 
 pytestmark = pytest.mark.slow
@@ -136,14 +136,7 @@ class _Terminal:
             time.sleep(0.05)
 
     def wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.output()
-            with contextlib.suppress(requests.RequestException):
-                if requests.get(f"{self.base_url}/readyz", timeout=2).status_code == 200:
-                    return
-            time.sleep(0.1)
-        pytest.fail(f"not ready after {START_TIMEOUT} s:\n{self.output()}")
+        wait_until_ready(self.proc, self.base_url, self.output)
 
     def close(self) -> None:
         if self.proc.poll() is None:

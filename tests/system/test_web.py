@@ -31,7 +31,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -41,6 +40,7 @@ import pytest
 import requests
 
 from service.redis_server import RedisServer, free_port
+from tests.support.serving import wait_until_ready
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +51,6 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 PHONE = {"width": 390, "height": 844}
-START_TIMEOUT = 20.0
 TIMEOUT_MS = 10_000
 
 
@@ -81,15 +80,7 @@ class Server:
         return self.log.read_text(errors="replace")
 
     def wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"serve exited with {self.proc.returncode}:\n{self.output()}")
-            with contextlib.suppress(requests.RequestException):
-                if requests.get(f"{self.base_url}/readyz", timeout=2).status_code == 200:
-                    return
-            time.sleep(0.1)
-        pytest.fail(f"the server was not ready after {START_TIMEOUT} s:\n{self.output()}")
+        wait_until_ready(self.proc, self.base_url, self.output)
 
     def stop(self) -> None:
         """SIGTERM, and SIGKILL soon after (test_serve_e2e checks the graceful stop)."""
