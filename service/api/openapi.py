@@ -22,8 +22,21 @@ def document() -> dict[str, Any]:
     return spec
 
 
+def ordered(node: Any, *, keep: bool = False) -> Any:
+    """``node`` with the keys of every object sorted (a stable file, readable diffs) but
+    those of an ``examples`` map (``keep``): tools show its first example first (Swagger UI's
+    "Try it out", Redoc, editors), so it stays the one :mod:`service.api.examples` puts first
+    (a first move, not a discard)."""
+    if isinstance(node, dict):
+        keys = list(node) if keep else sorted(node)
+        return {key: ordered(node[key], keep=key == "examples" and not keep) for key in keys}
+    if isinstance(node, list):
+        return [ordered(item) for item in node]
+    return node
+
+
 def render() -> str:
-    return json.dumps(document(), indent=2, sort_keys=True) + "\n"
+    return json.dumps(ordered(document()), indent=2) + "\n"
 
 
 if __name__ == "__main__":

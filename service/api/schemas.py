@@ -354,6 +354,10 @@ class SeatSummarySchema(ma.Schema):
         "description": "Dummy rummy: the seat's current contract"})
 
 
+GAME_STATUSES = ["waiting", "playing", "finished", "aborted"]
+"""A game's ``status``, as its views, move answers and log entries say it."""
+
+
 class TurnSchema(ma.Schema):
     seat = fields.Integer(required=True)
     phase = fields.String(required=True, validate=validate.OneOf(["draw", "play", "lay_out"]),
@@ -431,8 +435,7 @@ class PublicViewSchema(ma.Schema):
     variant = fields.String(required=True)
     rules = RulesField(required=True, metadata={
         "description": "every knob's value in this game"})
-    status = fields.String(required=True, validate=validate.OneOf(
-        ["waiting", "playing", "finished", "aborted"]), metadata={
+    status = fields.String(required=True, validate=validate.OneOf(GAME_STATUSES), metadata={
         "description": "`waiting`: a seat is open, nothing is dealt; `aborted`: cancelled "
                        "by its host or aborted by a seat before the first move (C-ABORT), "
                        "no winner"})
@@ -915,9 +918,11 @@ class EventSchema(OneOfSchema):
 class MoveResultSchema(ma.Schema):
     game = fields.Nested(SeatViewSchema, required=True)
     events = fields.List(fields.Nested(EventSchema), required=True)
-    version = fields.Integer(metadata={"description": "the game's version after the move"})
-    status = fields.String(metadata={"description": "the game's status after the move"})
-    turn = fields.Dict(allow_none=True, metadata={
+    version = fields.Integer(required=True, metadata={
+        "description": "the game's version after the move (a dry run: as it is)"})
+    status = fields.String(required=True, validate=validate.OneOf(GAME_STATUSES), metadata={
+        "description": "the game's status after the move"})
+    turn = fields.Nested(TurnSchema, allow_none=True, required=True, metadata={
         "description": "whose turn it is after the move, and its phase (null: none)"})
     legal_moves = fields.Nested("LegalMovesSchema", metadata={
         "description": "with `?include=legal_moves`: the mover's legal moves now"})
@@ -991,7 +996,7 @@ class ProblemSchema(ma.Schema):
                                    "enum": [c.value for c in Code] + [
                                        "MALFORMED_REQUEST", "ARRANGED_DEALS_FORBIDDEN",
                                        "SHEET_FINISHED", "SHEET_FULL", "NO_HAND",
-                                       "TOO_MANY_STREAMS",
+                                       "TOO_MANY_STREAMS", "TOO_MANY_CONNECTIONS", "RESTARTING",
                                        *LOBBY_CODES]})
     rule = fields.String(metadata={"description": "id of the rule that forbids the move "
                                                   "(docs/rules.md)"})
@@ -1072,10 +1077,10 @@ class LogEntrySchema(ma.Schema):
         "description": "the move made; null for a change of seats (a seat taken or opened, "
                        "a token rotated, a rematch, the game cancelled), told by its events"})
     events = fields.List(fields.Nested(EventSchema), required=True)
-    status = fields.String(metadata={
+    status = fields.String(validate=validate.OneOf(GAME_STATUSES), metadata={
         "description": "the game's status after the entry (entries written before the "
                        "service told it have none)"})
-    turn = fields.Dict(allow_none=True, metadata={
+    turn = fields.Nested(TurnSchema, allow_none=True, metadata={
         "description": "whose turn it is after the entry, and its phase (null: none)"})
 
 

@@ -42,9 +42,6 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
 }
 """Each operation's ``operationId``: the name a generated client gives the call."""
 
-STATELESS = ("/v1/variants", "/v1/melds/check", "/v1/scores/hand")
-"""The ``/v1`` paths that never touch the game store (no 503 but for a full ``/readyz``)."""
-
 SERVERS = [{"url": "/", "description": "the server that serves this document"},
            {"url": "http://127.0.0.1:8000", "description": "rummy-referee serve, locally"}]
 
@@ -82,9 +79,9 @@ def _problem_response(description: str, *, limited: bool = False) -> dict[str, A
 
 class SurfacePlugin(BasePlugin):
     """apispec plugin (after flask-smorest's): an ``operationId`` on every operation
-    (:data:`OPERATION_IDS`), ``429`` on every rate-limited one and ``503`` on every one
-    that reads or writes the store, both with ``Retry-After``, and each request body's
-    examples (:data:`service.api.examples.REQUEST_EXAMPLES`)."""
+    (:data:`OPERATION_IDS`), ``429`` on every rate-limited one and ``503`` on every one (any
+    request may meet the connection gate's), both with ``Retry-After``, and each request
+    body's examples (:data:`service.api.examples.REQUEST_EXAMPLES`)."""
 
     def init_spec(self, spec: APISpec) -> None:
         super().init_spec(spec)
@@ -98,8 +95,11 @@ class SurfacePlugin(BasePlugin):
             "Too Many Requests: over a rate limit; `Retry-After` says when to try again",
             limited=True))
         spec.components.response(SERVICE_UNAVAILABLE, _problem_response(
-            "Service Unavailable: the game store cannot be reached, is full, or is busy "
-            "with this game; `Retry-After` says when to try again"))
+            "Service Unavailable, on any path: the server process is restarting (code "
+            "`RESTARTING`) or this client address holds as many connections to it as it may "
+            "(`TOO_MANY_CONNECTIONS`); on the game store's paths also: the store cannot be "
+            "reached, is full or is busy with this game; on an event stream: too many "
+            "streams on this server. `Retry-After` says when to try again"))
 
     def operation_helper(self, path: str | None = None,
                          operations: dict[str, Any] | None = None, **kwargs: Any) -> None:
@@ -114,8 +114,10 @@ class SurfacePlugin(BasePlugin):
                 responses.pop(str(status), None)
             if path.startswith("/v1/"):
                 responses["429"] = TOO_MANY_REQUESTS
-            if (path.startswith("/v1/") and path not in STATELESS) or path == "/readyz":
-                responses["503"] = SERVICE_UNAVAILABLE
+            # every path: the connection gate in front of the app (service.serving_limits)
+            # refuses a request with 503 when the process restarts or an address holds too
+            # many connections, whatever the request was for
+            responses["503"] = SERVICE_UNAVAILABLE
             if operation["operationId"] == "listEvents":
                 ok = responses.get(200) or responses["200"]
                 ok["content"]["text/event-stream"] = EVENT_STREAM

@@ -153,9 +153,9 @@ def test_429_and_503_are_documented_with_retry_after(app: Flask) -> None:
         statuses = set(operation["responses"])
         if path.startswith("/v1/"):
             assert "429" in statuses, (method, path)
-        if path.startswith("/v1/") and path not in ("/v1/variants", "/v1/melds/check",
-                                                    "/v1/scores/hand"):
-            assert "503" in statuses, (method, path)
+        # the connection gate answers 503 on any path (restarting, too many connections
+        # from one address), the stateless ones and /healthz included
+        assert "503" in statuses, (method, path)
         for status in {"429", "503"} & statuses:
             response = resolve(spec, operation["responses"][status])
             header = resolve(spec, response["headers"]["Retry-After"])
@@ -165,6 +165,16 @@ def test_429_and_503_are_documented_with_retry_after(app: Flask) -> None:
                 assert {"RateLimit", "RateLimit-Policy"} <= set(response["headers"])
     assert "503" in spec["paths"]["/readyz"]["get"]["responses"]
     assert "429" not in spec["paths"]["/healthz"]["get"]["responses"]
+
+
+def test_the_connection_gate_s_codes_are_problem_codes(app: Flask) -> None:
+    """A generated client parses the gate's 503 (service.serving_limits) as a Problem: its
+    ``code`` must be one of the enum's (openapi-python-client refuses an unknown one)."""
+    source = (ROOT / "service" / "serving_limits.py").read_text()
+    codes = set(re.findall(r'code="([A-Z_]+)"', source))
+    assert {"TOO_MANY_CONNECTIONS", "RESTARTING"} <= codes
+    enum = generated(app)["components"]["schemas"]["Problem"]["properties"]["code"]["enum"]
+    assert codes - set(enum) == set()
 
 
 def test_problem_allows_its_extension_members(app: Flask) -> None:
@@ -236,6 +246,76 @@ def test_the_move_examples_are_moves_and_the_first_is_legal_first(
                        json=next(iter(examples.values())),
                        headers={"Authorization": f"Bearer {token}"})
     assert resp.status_code == 200, resp.get_json()
+
+
+def test_the_committed_document_shows_a_first_move_first(
+        client: FlaskClient) -> None:
+    """Tools show the first of a body's ``examples`` (Swagger UI's "Try it out", Redoc):
+    in the committed file too (written with sorted keys, but for the examples), creating a
+    game with the first example and then sending the first move example is accepted, and
+    every body's first example is the one service.api.examples puts first."""
+    from service.api.examples import REQUEST_EXAMPLES
+
+    committed = json.loads(COMMITTED.read_text())  # the file's order, as a tool reads it
+    for (method, path), examples in REQUEST_EXAMPLES.items():
+        body = committed["paths"][path][method]["requestBody"]["content"]["application/json"]
+        assert list(body["examples"]) == list(examples), (method, path)
+    create = next(iter(_examples(committed, "post", "/v1/games").values()))
+    move = next(iter(_examples(committed, "post", "/v1/games/{game_id}/moves").values()))
+    assert move["type"] != "discard"
+    game = client.post("/v1/games", json=create).get_json()
+    token = game["seats"][game["game"]["turn"]["seat"]]["token"]
+    resp = client.post(f"/v1/games/{game['game_id']}/moves", json=move,
+                       headers={"Authorization": f"Bearer {token}"})
+    assert resp.status_code == 200, resp.get_json()
+
+
+def _validator(spec: dict[str, Any], name: str) -> Any:
+    """A JSON Schema (2020-12, as OpenAPI 3.1 schemas are) validator of component ``name``."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator({"$ref": f"#/components/schemas/{name}",
+                                 "components": spec["components"]})
+
+
+def test_a_move_answer_requires_version_status_and_a_typed_turn(
+        app: Flask, client: FlaskClient) -> None:
+    """``version``, ``status`` and ``turn`` are required in a move's answer, ``turn`` is the
+    views' ``Turn`` (or null) and ``status`` one of theirs; the answers on the wire, a log
+    entry's included, are what the schemas say (the wire format did not change)."""
+    spec = generated(app)
+    schemas = spec["components"]["schemas"]
+    result = schemas["MoveResult"]
+    assert {"version", "status", "turn", "game", "events"} <= set(result["required"])
+    view_turn = schemas["PublicView"]["properties"]["turn"]
+    for name in ("MoveResult", "LogEntry"):
+        turn = schemas[name]["properties"]["turn"]
+        assert turn["anyOf"] == view_turn["anyOf"] == [
+            {"$ref": "#/components/schemas/Turn"}, {"type": "null"}], name
+        assert schemas[name]["properties"]["status"]["enum"] == schemas["PublicView"][
+            "properties"]["status"]["enum"], name
+    game = client.post("/v1/games", json={"variant": "basic", "players": ["Ana", "Bo"]}
+                       ).get_json()
+    seat = game["game"]["turn"]["seat"]
+    auth = {"Authorization": f"Bearer {game['seats'][seat]['token']}"}
+    moves = f"/v1/games/{game['game_id']}/moves"
+    dry = client.post(f"{moves}?dry_run=true", json={"type": "draw", "source": "stock"},
+                      headers=auth).get_json()
+    drawn = client.post(moves, json={"type": "draw", "source": "stock"}, headers=auth
+                        ).get_json()
+    card = drawn["game"]["hand"][0]
+    done = client.post(f"{moves}?include=legal_moves", json={"type": "discard", "card": card},
+                       headers=auth).get_json()
+    check = _validator(spec, "MoveResult")
+    for answer in (dry, drawn, done):
+        errors = [e.message for e in check.iter_errors(answer)]
+        assert errors == [], errors
+    assert drawn["turn"] == {"seat": seat, "phase": "play"}
+    assert done["turn"]["seat"] != seat
+    log = client.get(f"/v1/games/{game['game_id']}/events").get_json()
+    check = _validator(spec, "EventsPage")
+    assert [e.message for e in check.iter_errors(log)] == []
+    assert log["entries"][-1]["turn"] == done["turn"]
 
 
 def test_the_stateless_and_sheet_examples_are_answered(app: Flask, client: FlaskClient
