@@ -35,7 +35,7 @@ from service.rules import GameState, Piece, apply, check_meld, meld_shape, new_g
 from service.rules.cards import JOKER, RANKS, standard_deck
 from service.rules.legal import legal_moves
 from service.rules.melds import forget_readings
-from service.rules.moves import Discard, Draw, Pass
+from service.rules.moves import Discard, Draw, Knock, Pass
 from service.rules.ruleset import Rules
 from service.rules.state import TableMeld
 from service.rules.variants import find_variant
@@ -217,10 +217,55 @@ def _gin_worst(rng: Random) -> tuple[GameState, int]:
     return _with_hand(state, seat, rng.sample(low, 11)), seat
 
 
+def _gin_laid_out(defender: str, knocker: str, upcard: str, discard: str, melds: str,
+                  rng: Random) -> tuple[GameState, int]:
+    """A gin hand knocked by seat 1 (the non-dealer takes ``upcard``, discards ``discard``
+    and lays out ``melds``, written with ``|`` between them), seat 0 (``defender``) to lay
+    out: the suits relabelled at random, the same position whatever the labels."""
+    suits = dict(zip("SHDC", rng.sample("SHDC", 4), strict=True))
+
+    def cards(text: str) -> list[str]:
+        return [c[0] + suits[c[1]] for c in text.split()]
+
+    hands = [cards(defender), cards(knocker)]
+    used = {*hands[0], *hands[1], *cards(upcard)}
+    deal = {"hands": hands, "discard": cards(upcard),
+            "stock": [c for c in standard_deck() if c not in used]}
+    state, _ = new_game("gin", ["p0", "p1"], {"match_end": {"deals": 1}}, 0, [deal],
+                        rng=rng)
+    state, _ = apply(state, 1, Draw("discard"), rng)
+    knock = Knock(cards(discard)[0], tuple(tuple(Piece(c) for c in cards(meld))
+                                           for meld in melds.split("|")))
+    state, _ = apply(state, 1, knock, rng)
+    assert state.phase == "lay_out" and state.turn == 0
+    return state, 0
+
+
+def _gin_three_runs(rng: Random) -> tuple[GameState, int]:
+    """The knocker lays out three runs 5-7; the defender holds the two cards below and
+    above each of two runs, and 3C 8C: the lay-out search (the defender's legal move) has
+    cards to lay off at five run ends, in 65,202 orders (a second of CPU to try them all),
+    92 positions."""
+    return _gin_laid_out("3H 4H 8H 9H 3S 4S 8S 9S 3C 8C", "5H 6H 7H 5S 6S 7S 5C 6C 7C KD",
+                         "2D", "KD", "5H 6H 7H|5S 6S 7S|5C 6C 7C", rng)
+
+
+def _gin_between_runs(rng: Random) -> tuple[GameState, int]:
+    """The knocker lays out 3D-5D, 9D-JD and 4H-6H; the defender holds 6D 7D 8D, each of
+    which can go on either diamond run, cards for the other ends and the heart run, and
+    9C, so no lay-out reaches deadwood 0 and the search cannot stop early: the worst
+    lay-out found (288,265 orders of lay-offs, 3.9 s of CPU to try them all; some 360
+    positions)."""
+    return _gin_laid_out("3H 6D 9C 8H 8D 7H 2D 7D 2H QD", "9D TD JD 4H 5H 6H 3D 4D 5D KC",
+                         "AC", "KC", "9D TD JD|4H 5H 6H|3D 4D 5D", rng)
+
+
 WORST_HANDS: dict[str, Callable[[Random], tuple[GameState, int]]] = {
     "dummy_14_cards_8_wilds": _dummy_worst,
     "rummy51_15_cards_4_jokers": _r51_worst,
     "gin_11_cards": _gin_worst,
+    "gin_lay_out_three_runs": _gin_three_runs,
+    "gin_lay_out_between_runs": _gin_between_runs,
 }
 """The worst hands each variant allows, as states whose seat to move holds one (issue 48's
 budget: ``legal_moves`` p99 within 5 ms on each)."""

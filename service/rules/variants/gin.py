@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from service.rules import scoring
-from service.rules.cards import rank_of
+from service.rules.cards import RANKS, SUITS, rank_of
 from service.rules.errors import N_, Code, Violation
 from service.rules.melds import Meld, Piece
 from service.rules.memo import Kept
@@ -133,25 +133,28 @@ def arrange(cards: Sequence[str]) -> tuple[int, tuple[tuple[str, ...], ...]]:
     return _ARRANGED.get(key, lambda: _arrange(key))
 
 
-def _combinations(cards: tuple[str, ...]) -> Iterator[tuple[int, tuple[tuple[str, ...], ...]]]:
+def _combinations(cards: tuple[str, ...]
+                  ) -> Iterator[tuple[int, int, tuple[tuple[str, ...], ...]]]:
     """Every set of disjoint melds of ``cards`` (a single deck: no card twice), the empty
     one first, in the order of a depth-first search over :func:`all_melds`: each with the
-    points it melds. Cards are bits of a mask, so a meld fits when its bits are all left."""
+    points it melds and the cards it melds as a mask (bit ``i`` for ``cards[i]``). A meld
+    fits when its bits are all left."""
     bit = {c: 1 << i for i, c in enumerate(cards)}
     melds = all_melds(cards)
     masks = [sum(bit[c] for c in m) for m in melds]
     points = [deadwood_of(m) for m in melds]
     count = len(melds)
+    full = (1 << len(cards)) - 1
 
     def search(left: int, melded: int, chosen: tuple[tuple[str, ...], ...], start: int
-               ) -> Iterator[tuple[int, tuple[tuple[str, ...], ...]]]:
-        yield melded, chosen
+               ) -> Iterator[tuple[int, int, tuple[tuple[str, ...], ...]]]:
+        yield melded, full ^ left, chosen
         for i in range(start, count):
             mask = masks[i]
             if left & mask == mask:
                 yield from search(left ^ mask, melded + points[i], (*chosen, melds[i]), i + 1)
 
-    return search((1 << len(cards)) - 1, 0, (), 0)
+    return search(full, 0, (), 0)
 
 
 def _in_order(melds: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
@@ -162,7 +165,7 @@ def _arrange(cards: tuple[str, ...]) -> tuple[int, tuple[tuple[str, ...], ...]]:
     total = deadwood_of(cards)
     best = total + 1
     chosen: tuple[tuple[str, ...], ...] = ()
-    for melded, melds in _combinations(cards):
+    for melded, _used, melds in _combinations(cards):
         if total - melded < best:
             best, chosen = total - melded, melds
             if best == 0:
@@ -179,7 +182,7 @@ def arrange_discards(cards: Sequence[str]
     total = deadwood_of(key)
     best: dict[str, tuple[int, tuple[tuple[str, ...], ...]]] = {
         c: (total - card_points(c) + 1, ()) for c in key}
-    for melded, melds in _combinations(key):
+    for melded, _used, melds in _combinations(key):
         used = {c for m in melds for c in m}
         left = total - melded
         for c in key:
@@ -202,37 +205,80 @@ def extended(meld: Sequence[str], card: str) -> tuple[str, ...] | None:
     return None
 
 
+def _fitting(meld: Sequence[str]) -> frozenset[str]:
+    """The cards that :func:`extended` would lay off on ``meld``: the missing suits of a
+    set of three, the cards just beyond a run's ends (ace low)."""
+    if len({c[0] for c in meld}) == 1:  # a set
+        return frozenset() if len(meld) >= 4 else frozenset(
+            meld[0][0] + suit for suit in SUITS if meld[0][0] + suit not in meld)
+    ranks = [rank_of(c) for c in meld]
+    suit = meld[0][1]
+    return frozenset(RANKS[rank - 1] + suit for rank in (min(ranks) - 1, max(ranks) + 1)
+                     if 1 <= rank <= len(RANKS))
+
+
 def best_lay_out(hand: Sequence[str], table: Sequence[tuple[str, Sequence[str]]],
                  gin: bool) -> tuple[int, tuple[tuple[str, ...], ...],
                                      tuple[tuple[str, tuple[str, ...]], ...]]:
     """The defender's least deadwood (GIN-LAYOFF): their own melds, and (unless the
     knocker went gin) cards laid off on the knocker's melds ``table`` (id, cards);
-    (deadwood, melds, lay-offs by meld id)."""
-    best = arrange(hand)
-    best_offs: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    if gin:
-        return best[0], best[1], ()
-    result: list[Any] = [best[0], best[1], best_offs]
+    (deadwood, melds, lay-offs by meld id).
 
-    def search(left: tuple[str, ...], melds: tuple[tuple[str, tuple[str, ...]], ...],
-               offs: dict[str, tuple[str, ...]]) -> None:
-        dead, arranged = arrange(left)
-        if dead < result[0]:
-            result[0], result[1] = dead, arranged
-            result[2] = tuple((mid, cards) for mid, cards in offs.items())
-        for idx, (mid, cards) in enumerate(melds):
+    The lay-offs are searched depth first, one card at a time, but each position (which
+    card is laid off on which meld) is searched once: the order cards were laid off in
+    does not change what can follow, so a position reached again is skipped (bench/
+    engine.py's worst lay-out is some 360 positions, not the 288,265 orders of laying
+    them off). The melds of the cards left at a position are the hand's melds that hold
+    none of the cards laid off, so the hand's meld combinations are listed once, most
+    points first, and each position takes the first that fits: what :func:`arrange` of
+    the cards left finds. So the first position found with the least deadwood is the one
+    a search of every order finds first too; deadwood 0 ends the search."""
+    best = arrange(hand)
+    if gin or best[0] == 0:
+        return best[0], best[1], ()
+    cards = tuple(hand)
+    bit = {c: 1 << i for i, c in enumerate(cards)}
+    combos = sorted(_combinations(cards), key=lambda combo: -combo[0])
+    ids = [mid for mid, _ in table]
+    found: list[Any] = [best[0], best[1], ()]
+    seen: set[int] = set()
+    grows: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {}
+
+    def search(left: tuple[str, ...], points: int, melds: tuple[tuple[str, ...], ...],
+               order: tuple[tuple[int, str], ...], laid: int, where: int) -> bool:
+        """Search on from this position: the cards ``left`` and their ``points``, the
+        knocker's ``melds`` as grown; the lay-offs made in ``order`` (meld index, card),
+        as a mask of ``cards`` (``laid``) and one of (meld, card) (``where``: the
+        position). True once deadwood 0 is found (nothing is less)."""
+        melded, _used, arranged = next(c for c in combos if not c[1] & laid)
+        if points - melded < found[0]:
+            found[:] = points - melded, _in_order(arranged), order
+            if points == melded:
+                return True
+        for idx, on in enumerate(melds):
+            grown_by = grows.get(on)
+            if grown_by is None:  # each meld as grown: the cards that fit, and the result
+                grown_by = grows[on] = {card: grown for card in _fitting(on)
+                                        if (grown := extended(on, card)) is not None}
             for card in left:
-                grown = extended(cards, card)
+                grown = grown_by.get(card)
                 if grown is None:
                     continue
-                more = dict(offs)
-                more[mid] = (*more.get(mid, ()), card)
-                rest = list(left)
-                rest.remove(card)
-                search(tuple(rest), (*melds[:idx], (mid, grown), *melds[idx + 1:]), more)
+                position = where | bit[card] << (len(cards) * idx)
+                if position in seen:
+                    continue
+                seen.add(position)
+                if search(tuple(c for c in left if c != card), points - card_points(card),
+                          (*melds[:idx], grown, *melds[idx + 1:]), (*order, (idx, card)),
+                          laid | bit[card], position):
+                    return True
+        return False
 
-    search(tuple(hand), tuple((mid, tuple(c)) for mid, c in table), {})
-    return result[0], result[1], result[2]
+    search(cards, deadwood_of(cards), tuple(tuple(c) for _, c in table), (), 0, 0)
+    offs: dict[str, tuple[str, ...]] = {}
+    for idx, card in found[2]:
+        offs[ids[idx]] = (*offs.get(ids[idx], ()), card)
+    return found[0], found[1], tuple(offs.items())
 
 
 # -- the hand's facts ----------------------------------------------------------------------
