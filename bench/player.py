@@ -43,7 +43,7 @@ from service.rules.ruleset import Rules
 from service.rules.search import best_combination, candidate_melds
 from service.rules.variants import find_variant
 from service.rules.variants.dummy import CONTRACTS
-from service.rules.variants.gin import arrange, best_lay_out
+from service.rules.variants.gin import arrange, arrange_discards, best_lay_out
 
 Wire = dict[str, Any]
 
@@ -520,36 +520,17 @@ class GamePlan:
         if phase == "draw":
             if facts["wall"]:
                 return {"type": "pass"}
-            helps = top is not None and self._gin_best([*hand, top], top)[0] < arrange(hand)[0]
+            helps = top is not None and _gin_best([*hand, top], top)[0] < arrange(hand)[0]
             if helps:
                 return {"type": "draw", "source": "discard"}
             if facts["upcard_offer"] is not None:
                 return {"type": "pass"}
             return {"type": "draw", "source": "stock"}
         taken = None if self.rules.discard_taken_card else view.get("taken_discard")
-        dead, card = self._gin_best(hand, taken)
+        dead, card, melds = _gin_best(hand, taken)
         if dead <= facts["knock_limit"]:
-            rest = list(hand)
-            rest.remove(card)
-            return {"type": "knock", "card": card,
-                    "melds": [{"cards": list(m)} for m in arrange(rest)[1]]}
+            return {"type": "knock", "card": card, "melds": [{"cards": list(m)} for m in melds]}
         return {"type": "discard", "card": card}
-
-    @staticmethod
-    def _gin_best(hand: Sequence[str], keep: str | None) -> tuple[int, str]:
-        """The least deadwood ``hand`` is left with after one discard (not ``keep``), and
-        that discard."""
-        best: tuple[int, str] | None = None
-        for card in sorted(set(hand)):
-            if card == keep:
-                continue
-            rest = list(hand)
-            rest.remove(card)
-            dead = arrange(rest)[0]
-            if best is None or dead < best[0]:
-                best = (dead, card)
-        assert best is not None
-        return best
 
     def _late_wrotham(self) -> bool:
         deals = (self.rules.match_end or {}).get("deals", 6)
@@ -678,6 +659,18 @@ class GamePlan:
         if self.variant in ("rummy51", "lebanese14") and len(hand) == 2:
             move["announce"] = True
         return move
+
+
+def _gin_best(hand: Sequence[str], keep: str | None
+              ) -> tuple[int, str, tuple[tuple[str, ...], ...]]:
+    """The least deadwood ``hand`` is left with after one discard (not ``keep``), that
+    discard (the first in card order among equals) and the melds that leave it: one search
+    over the whole hand (:func:`~service.rules.variants.gin.arrange_discards`), not one
+    for each card it might discard."""
+    options = arrange_discards(hand)
+    card = min((c for c in options if c != keep), key=lambda c: (options[c][0], c))
+    dead, melds = options[card]
+    return dead, card, melds
 
 
 VARIANT_PLAYERS = {"basic": (2, 3, 4), "rummy51": (4, 3, 2), "lebanese14": (3, 4, 2),
