@@ -34,6 +34,6 @@ class StreamTickets(MethodView):
         referee = _referee()
         seat = referee.viewer(game_id, token)
         assert seat is not None
-        body = {"ticket": streams.issue_ticket(referee, game_id, seat),
+        body = {"ticket": streams.issue_ticket(referee, game_id, seat, token),
                 "expires_in": streams.TICKET_SECONDS}
         return _json(body, 201, private=True)

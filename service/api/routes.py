@@ -25,6 +25,7 @@ from service.api import fastpath, i18n, observe, schemas, security, streams
 from service.api.problems import PROBLEM_MIMETYPE, Problem
 from service.numbers import natural
 from service.referee import Answer, Referee
+from service.referee.documents import token_hash
 from service.rules import Move, RulesError, SetupError, Violation, move_to_dict
 from service.rules.checks import MissingFact, check_one_meld, score_one_hand
 from service.rules.errors import N_, Message
@@ -505,16 +506,20 @@ class Events(MethodView):
         streaming = "text/event-stream" in request.headers.get("Accept", "")
         start = streams.resume_after(request.headers.get("Last-Event-ID"), after) \
             if streaming else after  # a bad header refused before a ticket is used up
+        viewer: int | None
+        holder: str | None  # the hash of the seat's token: a stream checks it (streams)
         if ticket is not None:
             referee.viewer(game_id, None)  # 404 first
             if not streaming:
                 raise _bad_field("ticket", "a ticket opens a stream only: send Accept: "
                                            "text/event-stream")
-            viewer: int | None = streams.redeem_ticket(referee, game_id, ticket)
+            viewer, holder = streams.redeem_ticket(referee, game_id, ticket)
         else:
-            viewer = referee.viewer(game_id, _bearer() if _has_auth() else None)  # 404 first
+            token = _bearer() if _has_auth() else None
+            viewer = referee.viewer(game_id, token)  # 404 first
+            holder = None if token is None else token_hash(token)
         if streaming:
-            return streams.open_stream(referee, game_id, viewer, start)
+            return streams.open_stream(referee, game_id, viewer, start, holder)
         entries = referee.events(game_id, viewer, after, limit + 1)  # one more: has_more
         has_more = len(entries) > limit
         del entries[limit:]

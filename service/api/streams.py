@@ -43,6 +43,7 @@ from service.referee import (
     UnknownGame,
     redacted_entry,
 )
+from service.referee.documents import token_hash
 from service.store import StoreError
 
 PAGE = 200
@@ -178,18 +179,24 @@ def resume_after(last_event_id: str | None, after: int) -> int:
 # -- tickets ------------------------------------------------------------------------------
 
 
-def issue_ticket(referee: Referee, game_id: str, seat: int) -> str:
-    """A new one-use ticket for ``seat``'s stream of ``game_id``, kept in Redis (any worker
-    of any server honours it) for :data:`TICKET_SECONDS`."""
+def issue_ticket(referee: Referee, game_id: str, seat: int, token: str) -> str:
+    """A new one-use ticket for ``seat``'s stream of ``game_id``, issued with the seat's
+    (verified) ``token``, kept in Redis (any worker of any server honours it) for
+    :data:`TICKET_SECONDS`. It holds the token's hash, not the token: redeemed, it works
+    only while that token is still the seat's."""
     ticket = secrets.token_urlsafe(24)  # 32 characters
-    value = json.dumps({"game_id": game_id, "seat": seat}).encode()
+    value = json.dumps({"game_id": game_id, "seat": seat,
+                        "token_sha256": token_hash(token)}).encode()
     referee.store.keep_ticket(ticket, value, TICKET_SECONDS)
     return ticket
 
 
-def redeem_ticket(referee: Referee, game_id: str, ticket: str) -> int:
-    """The seat a ticket stands for, the ticket used up: :class:`Unauthorized` for a
-    malformed, unknown, used or expired one, :class:`Forbidden` for another game's."""
+def redeem_ticket(referee: Referee, game_id: str, ticket: str) -> tuple[int, str]:
+    """The seat a ticket stands for and the hash of the token it was issued with, the
+    ticket used up: :class:`Unauthorized` for a malformed, unknown, used or expired one,
+    and for one whose token is no longer the seat's (rotated since, or the seat opened
+    again by the host: the game's current document says); :class:`Forbidden` for another
+    game's."""
     if not _TICKET.match(ticket):
         raise Unauthorized("malformed stream ticket")
     raw = referee.store.take_ticket(ticket)
@@ -198,8 +205,12 @@ def redeem_ticket(referee: Referee, game_id: str, ticket: str) -> int:
     claim = json.loads(raw)
     if claim.get("game_id") != game_id:
         raise Forbidden("this stream ticket belongs to another game")
-    seat: int = claim["seat"]
-    return seat
+    seat, digest = claim.get("seat"), claim.get("token_sha256")
+    if not isinstance(seat, int) or not isinstance(digest, str) \
+            or referee.holder_version(game_id, seat, digest) is None:
+        raise Unauthorized("this stream ticket's seat token is no longer valid (rotated, or "
+                           "the seat was opened again)")
+    return seat, digest
 
 
 # -- streams ------------------------------------------------------------------------------
@@ -222,7 +233,19 @@ def _frame(entry: dict[str, object]) -> str:
     return f"id: {entry['version']}\nevent: move\ndata: {json.dumps(entry)}\n\n"
 
 
-def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) -> Response:
+def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int,
+                holder: str | None = None) -> Response:
+    """The event stream of ``game_id`` after version ``after``, as ``viewer`` (a seat, or
+    None for the public) sees it. A seat's stream holds ``holder``, the hash of the token
+    it was opened with (or its ticket issued with), and ends, before it sends anything
+    more, once that token is no longer the seat's: rotated, or its seat opened again by the
+    host and perhaps taken by someone else, whose hand the next ``dealt`` entry would show.
+    Only an entry with ``"move": null`` (:mod:`service.referee.lobby`: a join, a reopened
+    seat, a rotated token...) changes a game's tokens, so the stream asks the game again
+    at each such entry it has not yet checked, and at no other. Ended, the client
+    reconnects (``EventSource`` does) and is refused ``401``."""
+    if viewer is not None and holder is None:
+        raise ValueError("a seat's stream needs the hash of its token")
     slots: StreamSlots = current_app.extensions["streams"]
     release = slots.acquire(_address(), None if viewer is None else f"{game_id}:{viewer}")
     settings = slots.settings
@@ -240,6 +263,7 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) 
         with hub.watch(game_id, sock) as watch:  # watching before the first read
             try:
                 last = after
+                checked = -1  # the version up to which the seat's token was found valid
                 started = time.monotonic()
                 end = started + settings.sse_max_seconds
                 beat = started + settings.sse_heartbeat_seconds
@@ -252,6 +276,13 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int) 
                     for entry in entries:
                         if unsent(sock) > settings.sse_max_buffered:
                             return  # a client that does not read
+                        if holder is not None and viewer is not None \
+                                and entry.get("move") is None and entry["version"] > checked:
+                            with slots.reading:
+                                current = referee.holder_version(game_id, viewer, holder)
+                            if current is None:
+                                return  # its token no longer the seat's: show it nothing
+                            checked = current  # valid now, so at every version till now
                         last = entry["version"]
                         yield _frame(entry)
                     if len(entries) == PAGE:

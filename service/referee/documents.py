@@ -67,9 +67,16 @@ def token_hash(token: str) -> str:
 
 def holds(doc: Mapping[str, Any], seat: int, token: str) -> bool:
     """Whether ``token`` is the token of ``seat`` in a game's document (constant time)."""
+    return holds_hash(doc, seat, token_hash(token))
+
+
+def holds_hash(doc: Mapping[str, Any], seat: int, digest: str) -> bool:
+    """Whether ``digest`` (:func:`token_hash` of a token) is the hash of ``seat``'s token in
+    a game's document (constant time): what an open stream or a stream ticket, which keep
+    the hash and not the token, check."""
     hashes: list[str | None] = doc["tokens"]
-    stored = hashes[seat] if seat < len(hashes) else None  # None: an open seat (lobby)
-    return stored is not None and hmac.compare_digest(stored, token_hash(token))
+    stored = hashes[seat] if 0 <= seat < len(hashes) else None  # None: an open seat (lobby)
+    return isinstance(stored, str) and hmac.compare_digest(stored, digest)
 
 
 def extras(doc: Mapping[str, Any]) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from service.store import (
 )
 
 from .documents import decode as _decode
-from .documents import document, holds, token_hash
+from .documents import document, holds, holds_hash, token_hash
 from .documents import encode as _encode
 from .documents import extras as _extras
 from .errors import Contention, Forbidden, KeyReused, StaleVersion, Unauthorized, UnknownGame
@@ -219,6 +219,15 @@ class Referee:
             return None
         _, doc = self._load(game_id)
         return self._authenticate(game_id, doc, token)
+
+    def holder_version(self, game_id: str, seat: int, digest: str) -> int | None:
+        """The game's version now if ``digest`` (a token's hash) is ``seat``'s token hash
+        in its current document, else None: the token was rotated, or its seat opened
+        again by the host (:mod:`.lobby`). An open stream of a seat and a stream ticket,
+        checked when issued, ask this again before they show the seat anything later
+        (:class:`UnknownGame` for a game gone)."""
+        loaded, doc = self._load(game_id)
+        return loaded.version if holds_hash(doc, seat, digest) else None
 
     def events(self, game_id: str, viewer: int | None, after: int,
                limit: int | None) -> list[dict[str, Any]]:

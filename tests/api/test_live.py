@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 from random import Random
 from typing import Any
 
@@ -24,6 +25,7 @@ from service.live import Hub
 from service.store import GameStore
 from service.store.keys import ticket_key
 from tests.support.deals import auth
+from tests.support.hidden_cards import card_strings
 from tests.support.http_player import FlaskTransport
 from tests.support.problems import assert_problem
 from tests.support.reliability import Game, create_game, next_move
@@ -166,6 +168,120 @@ def test_bad_tickets_are_refused_before_any_stream(live_app: Flask, live: FlaskC
     assert_problem(live.post(tickets, headers=auth(other.tokens[0])), 403)
     assert_problem(live.post("/v1/games/nosuchgame/stream-tickets",
                              headers=auth(game.tokens[0])), 404)
+
+
+# ---------------------------------------------------------------------------------------
+# A seat's stream ends once its token does (a rotated token, a seat opened again)
+
+PATIENT = 30
+"""``sse_max_seconds`` of the apps below: a stream that ends well before it was ended by
+its token, not by its age."""
+
+
+def _patient(redis_url: str) -> FlaskClient:
+    return create_app(Settings(redis_url=redis_url, sse_max_seconds=PATIENT,
+                               sse_heartbeat_seconds=0.5, join_rate_limits=())).test_client()
+
+
+def _seat_stream(client: FlaskClient, game_id: str, token: str, how: str) -> Stream:
+    """A seat's event stream opened with its token (``how`` ``"token"``) or with a stream
+    ticket issued with it (``"ticket"``)."""
+    events = f"/v1/games/{game_id}/events"
+    if how == "token":
+        return _stream(client, events, **auth(token))
+    resp = client.post(f"/v1/games/{game_id}/stream-tickets", headers=auth(token))
+    assert resp.status_code == 201, resp.get_data(as_text=True)
+    return _stream(client, f"{events}?ticket={resp.get_json()['ticket']}")
+
+
+def _rest(stream: Stream) -> tuple[list[dict[str, Any]], float]:
+    """Every frame with an event the stream still sends (until it ends), and how long it
+    took to end."""
+    started = time.monotonic()
+    frames = [f for f in stream.frames() if "event" in f]
+    took = time.monotonic() - started
+    assert stream.ended
+    stream.close()
+    return frames, took
+
+
+@pytest.mark.parametrize("how", ["token", "ticket"])
+def test_a_stream_of_a_reopened_seat_ends_before_the_next_occupant_is_dealt(
+        redis_url: str, how: str) -> None:
+    """Bo joins, opens his stream, and is removed by the host; Dee takes the other open
+    seat, Cy takes Bo's and the game deals. Bo's stream, whose seat's view of the
+    ``dealt`` entry is Cy's hand, ends at the reopening: it sends none of the entries after
+    it, and reconnecting is refused."""
+    client = _patient(redis_url)
+    created = client.post("/v1/games", json={"variant": "basic",
+                                             "players": ["Ana", None, None]})
+    assert created.status_code == 201, created.get_data(as_text=True)
+    gid, host, code = (created.get_json()[k] for k in ("game_id", "host_token", "join_code"))
+    bo = client.post("/v1/join", json={"code": code, "name": "Bo"}).get_json()
+    assert bo["seat"] == 1 and bo["game"]["status"] == "waiting"
+    stream = _seat_stream(client, gid, bo["token"], how)
+    assert [int(f["id"]) for f in stream.moves_until(1)] == [1]  # his own join
+    opened = client.post(f"/v1/games/{gid}/seats/1/open", headers=auth(host))
+    assert opened.status_code == 200, opened.get_data(as_text=True)
+    dee = client.post("/v1/join", json={"code": code, "name": "Dee", "seat": 2})
+    assert dee.status_code == 201, dee.get_data(as_text=True)
+    cy = client.post("/v1/join", json={"code": code, "name": "Cy", "seat": 1})
+    assert cy.status_code == 201, cy.get_data(as_text=True)
+    hand = cy.get_json()["game"]["hand"]
+    assert cy.get_json()["game"]["status"] == "playing" and len(hand) == 7
+    frames, took = _rest(stream)
+    assert frames == [], "the removed player's stream went on"
+    assert not set(card_strings(frames)) & set(hand)
+    assert took < PATIENT / 3
+    refused = client.get(f"/v1/games/{gid}/events",
+                         headers={**SSE, **auth(bo["token"]), "Last-Event-ID": "1"})
+    assert_problem(refused, 401)
+    # Cy's own stream, from the start, shows Cy's hand
+    mine = _seat_stream(client, gid, cy.get_json()["token"], how)
+    dealt = [e for f in mine.moves_until(4) for e in f["data"]["events"]
+             if e["type"] == "dealt"]
+    mine.close()
+    assert sorted(dealt[0]["hand"]) == sorted(hand)
+
+
+@pytest.mark.parametrize("how", ["token", "ticket"])
+def test_a_rotated_token_ends_its_streams_and_voids_its_tickets(
+        redis_url: str, how: str) -> None:
+    """A seat rotates a leaked token: a stream opened with the old token (or with a ticket
+    issued with it) ends before the next entry, a ticket issued with it and not yet used
+    is refused, and another seat's stream carries on."""
+    client = _patient(redis_url)
+    game = _game(client)
+    mover = game.view["turn"]["seat"]
+    old = game.tokens[mover]
+    leaked = _seat_stream(client, game.game_id, old, how)
+    other = _seat_stream(client, game.game_id, game.tokens[1 - mover], how)
+    spare = client.post(f"/v1/games/{game.game_id}/stream-tickets", headers=auth(old))
+    assert spare.status_code == 201
+    _move(client, game)  # the mover draws: version 1, seen by the old token's stream
+    assert [f["data"]["version"] for f in leaked.moves_until(1)] == [1]
+    resp = client.post(f"/v1/games/{game.game_id}/me/token", headers=auth(old))
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    game.tokens[mover] = new = resp.get_json()["token"]  # version 2
+    _move(client, game)  # the mover discards (version 3): not for the old token's eyes
+    _move(client, game)  # the other seat draws (version 4)
+    frames, took = _rest(leaked)
+    assert frames == [] and took < PATIENT / 3
+    ticket = spare.get_json()["ticket"]
+    assert_problem(client.get(f"/v1/games/{game.game_id}/events?ticket={ticket}",
+                              headers=SSE), 401)
+    assert_problem(client.get(f"/v1/games/{game.game_id}/events",
+                              headers={**SSE, **auth(old), "Last-Event-ID": "1"}), 401)
+    assert_problem(client.post(f"/v1/games/{game.game_id}/stream-tickets",
+                               headers=auth(old)), 401)
+    seen = other.moves_until(4)
+    other.close()
+    assert [f["data"]["version"] for f in seen] == [1, 2, 3, 4]
+    assert seen[1]["data"]["events"] == [{"type": "token_rotated", "seat": mover}]
+    fresh = _seat_stream(client, game.game_id, new, how)
+    drawn = fresh.moves_until(4)[0]["data"]["events"][0]
+    fresh.close()
+    assert drawn["type"] == "draw" and drawn["card"] in card_strings(drawn)
 
 
 # ---------------------------------------------------------------------------------------
