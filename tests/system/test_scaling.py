@@ -166,17 +166,27 @@ def test_compose_scale_profile_runs_two_api_replicas_behind_nginx_on_one_durable
         assert replica["environment"]["REDIS_URL"] == "redis://redis:6379/0"
         assert replica["depends_on"] == {"redis": {"condition": "service_healthy"}}
         assert "ports" not in replica  # reached through the proxy only
+    live = services["api-live"]  # the streaming replica: gevent, no thread per stream
+    assert live["profiles"] == ["scale"] and live["image"] == services["api"]["image"]
+    assert live["environment"]["RUMMY_WORKER_CLASS"] == "gevent"
+    assert live["environment"]["REDIS_URL"] == "redis://redis:6379/0"
+    assert "ports" not in live
     proxy = services["proxy"]
     assert proxy["profiles"] == ["scale"] and proxy["image"].startswith("nginx:")
     assert proxy["ports"] == ["8080:8080"]
     assert proxy["depends_on"] == {name: {"condition": "service_healthy"}
-                                   for name in ("api-a", "api-b")}
+                                   for name in ("api-a", "api-b", "api-live")}
     source, target = proxy["volumes"][0].split(":")[:2]
     assert target == "/etc/nginx/conf.d/default.conf"
     conf = (ROOT / source).read_text()
     lines = [line.split("#", 1)[0].strip() for line in conf.splitlines()]
     assert "server api-a:8000 max_fails=2 fail_timeout=5s;" in lines
     assert "server api-b:8000 max_fails=2 fail_timeout=5s;" in lines
+    assert "server api-live:8000 max_fails=2 fail_timeout=5s;" in lines
+    routes = [line for line in lines if line.endswith(" rummy_live;")]
+    assert any("/events" in route for route in routes)  # streams
+    assert any("wait=" in route for route in routes)  # long polls
+    assert "proxy_pass http://$rummy_upstream;" in lines
     assert "proxy_next_upstream error timeout;" in lines  # never "non_idempotent"
     assert "non_idempotent" not in " ".join(lines)
     assert "proxy_buffering off;" in lines  # event streams
