@@ -1007,7 +1007,8 @@ class ProblemSchema(ma.Schema):
     policy = fields.String(metadata={"description": "429: the limit's name in the "
                                                     "RateLimit-Policy header"})
     limit = fields.String(metadata={"description": "429: the limit, as configured "
-                                                   "(e.g. 120/minute)"})
+                                                   "(e.g. `120/minute`; of streams open at "
+                                                   "once: `32 open at once`)"})
     retry_after = fields.Integer(metadata={"description": "429: seconds until the limit's "
                                                           "window ends (Retry-After)"})
     current_version = fields.Integer(metadata={

@@ -81,7 +81,8 @@ _MAX_VERIFIED = 16384
 """Seats whose tokens a worker remembers having verified (the oldest is forgotten)."""
 
 POLICY_NAMES = {"requests": "RUMMY_RATE_LIMITS", "create": "RUMMY_CREATE_RATE_LIMITS",
-                "join": "RUMMY_JOIN_RATE_LIMITS", "verify": "RUMMY_VERIFY_RATE_LIMITS"}
+                "join": "RUMMY_JOIN_RATE_LIMITS", "verify": "RUMMY_VERIFY_RATE_LIMITS",
+                "streams": "RUMMY_SSE_PER_ADDRESS", "seat-streams": "RUMMY_SSE_PER_SEAT"}
 """The ``RateLimit-Policy`` names of each setting's limits."""
 
 log = logging.getLogger("service.ratelimit")
@@ -167,6 +168,19 @@ def _too_many(limit: Limit, millis_left: float, message: str = N_(
                    retry_after=int(seconds))
 
 
+def too_many_open(policy: str, amount: int, retry_after: int, detail: str | Message
+                  ) -> Problem:
+    """429 for a limit on what a caller holds open at once (event streams and waiting long
+    polls), shaped as every other 429: ``policy``, ``limit`` and ``retry_after`` in the body,
+    ``Retry-After``, and ``RateLimit-Policy`` / ``RateLimit`` naming the limit (a quota of
+    ``amount`` in the draft's unit ``concurrent-requests``, no window) with none left."""
+    return Problem(429, "Too Many Requests", detail, code="TOO_MANY_STREAMS", headers={
+        "Retry-After": str(retry_after),
+        "RateLimit-Policy": f'"{policy}";q={amount};qu="concurrent-requests"',
+        "RateLimit": f'"{policy}";r=0;t={retry_after}'},
+        policy=policy, limit=f"{amount} open at once", retry_after=retry_after)
+
+
 def _note(limits: Sequence[Limit], counts: Sequence[Count]) -> None:
     """Keep what the request counted for its ``RateLimit`` headers (:func:`_headers`)."""
     noted: list[tuple[Limit, int, int]] = g.setdefault("rate_noted", [])
@@ -181,10 +195,14 @@ def _headers(response: Response) -> None:
     noted: list[tuple[Limit, int, int]] | None = g.get("rate_noted")
     if not noted:
         return
-    response.headers["RateLimit-Policy"] = ", ".join(
-        f'"{limit.policy}";q={limit.amount};w={limit.seconds}' for limit, _, _ in noted)
-    response.headers["RateLimit"] = ", ".join(
-        f'"{limit.policy}";r={left};t={seconds}' for limit, left, seconds in noted)
+    # after any the answer names already (a 429 of a limit on streams open at once)
+    for name, items in (
+            ("RateLimit-Policy", [f'"{limit.policy}";q={limit.amount};w={limit.seconds}'
+                                  for limit, _, _ in noted]),
+            ("RateLimit", [f'"{limit.policy}";r={left};t={seconds}'
+                           for limit, left, seconds in noted])):
+        given = response.headers.get(name)
+        response.headers[name] = ", ".join(items + ([given] if given else []))
 
 
 class RateLimiter:

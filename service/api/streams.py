@@ -32,6 +32,7 @@ from typing import Any
 from flask import Response, current_app, request
 
 from service.api.problems import Problem
+from service.api.security import too_many_open
 from service.config import Settings
 from service.live import Hub, green
 from service.numbers import natural
@@ -44,6 +45,7 @@ from service.referee import (
     redacted_entry,
 )
 from service.referee.documents import token_hash
+from service.rules.errors import N_, Message
 from service.store import StoreError
 
 PAGE = 200
@@ -89,11 +91,12 @@ class StreamSlots:
                               "GET …/events?after=N", headers={"Retry-After": "2"})
             for key, bound in zip(keys, bounds, strict=False):
                 if bound and self._held[key] >= bound:
-                    whose = "client address" if key.startswith("a:") else "seat"
-                    raise Problem(429, "Too Many Requests",
-                                  f"too many event streams open for this {whose}; close one "
-                                  "first", code="TOO_MANY_STREAMS",
-                                  headers={"Retry-After": "5"})
+                    if key.startswith("a:"):
+                        raise too_many_open("streams", bound, 5, Message(N_(
+                            "too many event streams open for this client address; close one "
+                            "first")))
+                    raise too_many_open("seat-streams", bound, 5, Message(N_(
+                        "too many event streams open for this seat; close one first")))
             self._open += 1
             self._held.update(keys)
 
@@ -323,9 +326,9 @@ def preferred_wait() -> int | None:
         return None
     seconds = natural(found.group(1).strip('"'), max_digits=4)
     if seconds is None or seconds > MAX_WAIT:
-        raise Problem(400, "Bad Request",
-                      f"Prefer: wait=N needs N a whole number of seconds from 0 to {MAX_WAIT}",
-                      code="MALFORMED_REQUEST",
+        raise Problem(400, "Bad Request", Message(N_(
+                      "Prefer: wait=N needs N a whole number of seconds from 0 to {most}"),
+                      {"most": MAX_WAIT}), code="MALFORMED_REQUEST",
                       errors=[{"field": "Prefer", "message": "wait must be 0 to 60"}])
     return seconds
 
