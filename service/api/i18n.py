@@ -66,6 +66,12 @@ FIXED_DETAILS = (
     N_("the game store (Redis) is full: it refuses new games and moves until it has room "
        "again"),
     N_("too many event streams on this server; retry, or poll GET …/events?after=N"),
+    N_("malformed stream ticket"),
+    N_("unknown stream ticket: used already, expired, or never issued"),
+    N_("this stream ticket belongs to another game"),
+    N_("this stream ticket's seat token is no longer valid (rotated, or the seat was opened "
+       "again)"),
+    N_("Last-Event-ID must be the id of an event of this stream (a version)"),
     N_("the referee hit an unexpected error; nothing was changed"),
 )
 """Fixed details written as plain strings elsewhere (the referee, routes, the store): a
@@ -97,6 +103,9 @@ FIELD_MESSAGES = (
     N_("a name needs a visible character and no control characters"),
     N_("required for a {kind} move"), N_("not a field of a {kind} move"),
     N_("unknown variant {variant}; known: {known}"),
+    # the routes' and live tables' (service.api.routes, service.api.streams)
+    N_("not a version"), N_("wait must be 0 to 60"),
+    N_("a ticket opens a stream only: send Accept: text/event-stream"),
     # the knobs' (service.rules.ruleset)
     N_("must be true or false"), N_("must be one of {choices}"), N_("must be {allowed}"),
     N_("unknown knob"), N_("not a knob of variant {variant}"),

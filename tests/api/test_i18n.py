@@ -228,6 +228,57 @@ def test_the_create_limit_answers_in_the_language(redis_url: str, language: str)
     assert resp.headers["Retry-After"].isdigit()
 
 
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_live_tables_problems_answer_in_the_language(
+        client: FlaskClient, language: str) -> None:
+    """A bad ``Prefer: wait``, a bad ``Last-Event-ID``, a ticket without a stream and a
+    malformed, unknown, foreign or stale ticket: each title, detail and field message translated
+    (the limits on open streams: tests/api/test_stream_limits.py)."""
+    games = [client.post("/v1/games", json={"variant": "basic", "players": ["Ana", "Bo"]}
+                         ).get_json() for _ in range(2)]
+    path = f"/v1/games/{games[0]['game_id']}"
+    sse = {"Accept": "text/event-stream"}
+
+    def foreign() -> str:  # a ticket of the other game (each works once)
+        resp = client.post(f"/v1/games/{games[1]['game_id']}/stream-tickets",
+                           headers=auth(games[1]["seats"][0]["token"]))
+        assert resp.status_code == 201, resp.get_json()
+        ticket: str = resp.get_json()["ticket"]
+        return ticket
+
+    def stale() -> str:  # a ticket of a token replaced since (POST …/me/token)
+        token = games[0]["seats"][1]["token"]
+        resp = client.post(f"{path}/stream-tickets", headers=auth(token))
+        assert resp.status_code == 201, resp.get_json()
+        rotated = client.post(f"{path}/me/token", headers=auth(token))
+        assert rotated.status_code == 200, rotated.get_json()
+        games[0]["seats"][1]["token"] = rotated.get_json()["token"]
+        ticket: str = resp.get_json()["ticket"]
+        return ticket
+
+    cases: list[tuple[str, Any, dict[str, str], int]] = [
+        ("wait", lambda: path, {"Prefer": "wait=61", "If-None-Match": '"0"'}, 400),
+        ("last_event_id", lambda: f"{path}/events", {**sse, "Last-Event-ID": "abc"}, 400),
+        ("ticket_without_stream", lambda: f"{path}/events?ticket={'A' * 32}", {}, 400),
+        ("malformed_ticket", lambda: f"{path}/events?ticket=short", sse, 401),
+        ("unknown_ticket", lambda: f"{path}/events?ticket={'A' * 32}", sse, 401),
+        ("foreign_ticket", lambda: f"{path}/events?ticket={foreign()}", sse, 403),
+        ("stale_ticket", lambda: f"{path}/events?ticket={stale()}", sse, 401),
+    ]
+    for name, url, headers, status in cases:
+        english = assert_problem(client.get(url(), headers=headers), status)
+        got = answer(client.get(url(), headers={**headers, **lang(language)}), status,
+                     language)
+        assert got["title"] != english["title"], name
+        assert got["detail"] != english["detail"], (name, got["detail"])
+        assert got.get("code") == english.get("code"), name
+        if status == 400:
+            assert [e["field"] for e in got["errors"]] == [
+                e["field"] for e in english["errors"]], name
+            assert [e["message"] for e in got["errors"]] != [
+                e["message"] for e in english["errors"]], (name, got["errors"])
+
+
 def test_q_values_choose_the_language_of_a_refusal(client: FlaskClient) -> None:
     game = Game(client, dealer=1, deals=[deal_a()])
     resp = game.move(1, {"type": "draw", "source": "stock"},
