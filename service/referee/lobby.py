@@ -15,12 +15,16 @@ Every change of a game's tokens (a join, a reopened seat, a rotated token, a rem
 claimed) moves its version on and is logged (``"move": null``): a worker holding the
 game's previous state and tokens (:class:`~.held.HeldStates`) commits against
 that version and so learns of the change before it accepts a token that is no longer
-valid.
+valid, and an open event stream of a seat, which checks its token again at each such
+entry (:mod:`service.api.streams`), ends before it shows anything to a token no longer
+valid. Nothing else changes a game's tokens.
 
 Host tokens are ``<game_id>.host.<secret>``, seat tokens ``<game_id>.<seat>.<secret>``;
-only their SHA-256 hashes are stored. A rematch's seat tokens are made with the rematch
-and kept in the finished game's document until each seat takes its own (once); a rematch
-has no host token.
+only their SHA-256 hashes are stored. A rematch is created with no seat token at all
+(``null`` for each hash): a seat's token is made when that seat asks for the rematch, and
+only its hash is written, into the rematch's document (one compare-and-set on the
+rematch, logged there as ``rematch_joined``); the finished game's document holds only the
+rematch's id. A rematch has no host token.
 
 A join or a rematch with an ``Idempotency-Key`` keeps its answer with the commit (the
 store's idempotency records, as a move's): a retry with the same key and body gets the
@@ -581,62 +585,76 @@ class LobbyReferee(Referee):
                 ) -> Answer:
         """The next match of a finished game, made once for every seat: same variant,
         rules and names, the first dealer one seat to the left. Each seat that asks gets
-        its own token of it, once (with ``retry``, an ``Idempotency-Key``, a repeated
-        request answers as the first did)."""
+        its own token of it, once (:meth:`_claim_rematch`; with ``retry``, an
+        ``Idempotency-Key``, a repeated request answers as the first did)."""
         _, claimed = self._token_seat(token)
         scope = retry.scope(f"rematch-{claimed}") if retry is not None else None
         for _attempt in range(MAX_ATTEMPTS):
-            loaded, doc = self._load(game_id, scope)
+            loaded, doc = self._load(game_id)
             seat = self._authenticate(game_id, doc, token)
-            if retry is not None and loaded.idempotency is not None:
-                return retry.replay(loaded.idempotency)
             status = ("aborted" if doc.get("aborted") else "waiting") if _is_waiting(doc) \
                 else GameState.from_dict(doc["state"]).status
             if status != "finished":
                 raise GameNotFinished("a rematch follows a finished game; this one is "
                                       f"{status}")
-            version = loaded.version + 1
             rematch = doc.get("rematch")
             if rematch is None:
-                state = GameState.from_dict(doc["state"])
-                new_id, tokens = self._create_rematch(doc, state)
-                mine = tokens[seat]
-                tokens[seat] = None
-                rematch = {"game_id": new_id, "tokens": tokens}
-                events = [{"type": "rematch", "game_id": new_id, "seat": seat}]
-            else:
-                tokens = list(rematch["tokens"])
-                mine = tokens[seat]
-                if mine is None:
-                    raise RematchClaimed("this seat has taken its rematch token already",
-                                         game_id=rematch["game_id"])
-                tokens[seat] = None
-                rematch = {**rematch, "tokens": tokens}
-                events = [{"type": "rematch_joined", "game_id": rematch["game_id"],
-                           "seat": seat}]
-            new_doc = {**doc, "rematch": rematch}
+                new_id = self._create_rematch(doc, GameState.from_dict(doc["state"]))
+                new_doc = {**doc, "rematch": {"game_id": new_id}}
+                record = _lobby_record(loaded.version + 1, seat,
+                                       [{"type": "rematch", "game_id": new_id, "seat": seat}])
+                if not self._commit(game_id, loaded.version, new_doc, record):
+                    continue  # another seat made one meanwhile: that is the rematch (this
+                    # one, which nobody can enter, expires as an unplayed game does)
+                rematch = new_doc["rematch"]
+            return self._claim_rematch(str(rematch["game_id"]), seat, scope, retry)
+        raise Contention(f"game {game_id!r} is busy; retry")
+
+    def _claim_rematch(self, new_id: str, seat: int, scope: str | None,
+                       retry: Retry | None) -> Answer:
+        """Seat ``seat``'s token of rematch ``new_id``, made now: its hash goes into the
+        rematch's document (one compare-and-set, logged as ``rematch_joined``), with the
+        answer kept for ``retry``; :class:`RematchClaimed` when the seat has one already."""
+        for _attempt in range(MAX_ATTEMPTS):
+            loaded, doc = self._load(new_id, scope)
+            if retry is not None and loaded.idempotency is not None:
+                return retry.replay(loaded.idempotency)
+            tokens: list[str | None] = list(doc["tokens"])
+            if tokens[seat] is not None:
+                raise RematchClaimed("this seat has taken its rematch token already",
+                                     game_id=new_id)
+            token = _seat_token(new_id, seat)
+            tokens[seat] = _token_hash(token)
+            version = loaded.version + 1
+            record = _lobby_record(version, seat, [{"type": "rematch_joined",
+                                                    "game_id": new_id, "seat": seat}])
             done = self._commit_answer(
-                game_id, loaded.version, new_doc, _lobby_record(version, seat, events),
-                Answer({"game_id": rematch["game_id"], "seat": seat, "token": mine}, version),
+                new_id, loaded.version, {**doc, "tokens": tokens}, record,
+                Answer({"game_id": new_id, "seat": seat, "token": token}, version),
                 scope, retry)
             if done is not None:
                 return done
-        raise Contention(f"game {game_id!r} is busy; retry")
+        raise Contention(f"game {new_id!r} is busy; retry")
 
-    def _create_rematch(self, doc: Mapping[str, Any], old: GameState) -> tuple[str, list[Any]]:
+    def _create_rematch(self, doc: Mapping[str, Any], old: GameState) -> str:
+        """Create the next match of ``old`` (its document ``doc``) and answer its id: no
+        seat has a token of it yet (each is made as its seat asks), and with a clock its
+        first turn's deadline starts now, by the store's clock."""
         n = old.players_count
         dealer = (_first_dealer(doc, old) + 1) % n
-        state, _events = new_game(old.variant, old.players, old.rules, dealer, None)
+        clocked = old.rules.get("clock") is not None
         for _attempt in range(MAX_ATTEMPTS):
             new_id = _games.new_game_id()
-            tokens = [_seat_token(new_id, i) for i in range(n)]
-            new_doc = {"state": state.to_compact(), "tokens": [_token_hash(t) for t in tokens],
+            now = self.store.now_ms(new_id) if clocked else None
+            state, _events = new_game(old.variant, old.players, old.rules, dealer, None,
+                                      now=now)
+            new_doc = {"state": state.to_compact(), "tokens": [None] * n,
                        "first_dealer": dealer}  # no host: its seats play it out
             try:
                 self.store.create(new_id, _encode(new_doc))
             except GameExists:
                 continue
-            return new_id, list(tokens)
+            return new_id
         raise Contention("no free game id; retry")
 
 

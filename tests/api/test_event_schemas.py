@@ -103,8 +103,8 @@ LOBBY_EVENTS = {"seat_taken", "seat_opened", "token_rotated", "rematch", "rematc
 
 
 def test_the_lobbys_events_load_with_their_schemas(client: FlaskClient) -> None:
-    """Seats taken and opened, a token rotated, a rematch made and joined, a game
-    cancelled: each as the log shows it."""
+    """Seats taken and opened, a token rotated, a rematch made (the finished game's log)
+    and joined (the rematch's log), a game cancelled: each as the log shows it."""
     def create(players: list[str | None]) -> dict[str, Any]:
         created = client.post("/v1/games", json={"variant": "basic", "players": players})
         assert created.status_code == 201, created.get_json()
@@ -129,12 +129,12 @@ def test_the_lobbys_events_load_with_their_schemas(client: FlaskClient) -> None:
     bo = ok(f"/v1/games/{gid}/me/token", bo)["token"]
     resigned = client.post(f"/v1/games/{gid}/moves", json={"type": "resign"}, headers=auth(bo))
     assert resigned.status_code == 200, resigned.get_json()
-    ok(f"/v1/games/{gid}/rematch", bo)
+    rematch = ok(f"/v1/games/{gid}/rematch", bo)["game_id"]  # rematch, rematch_joined
     ok(f"/v1/games/{gid}/rematch", game["seats"][0]["token"])
     waiting = create(["Ana", None])
     ok(f"/v1/games/{waiting['game_id']}", waiting["host_token"], "delete")
 
-    entries = [entry for g in (gid, waiting["game_id"])
+    entries = [entry for g in (gid, waiting["game_id"], rematch)
                for entry in client.get(f"/v1/games/{g}/events").get_json()["entries"]]
     events = [e for entry in entries for e in entry["events"]]
     assert {e["type"] for e in events} >= LOBBY_EVENTS

@@ -3,6 +3,7 @@ open seats and join codes, the host token, token rotation, rematches."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from flask.testing import FlaskClient
 from service.app import create_app
 from service.config import Settings
 from service.referee.lobby import CODE_ALPHABET, normal_code
+from service.store import VersionConflict
 from tests.support.basic_game import B_HANDS
 from tests.support.deals import arranged, auth
 from tests.support.hidden_cards import card_strings, check_join_answer, check_waiting_view
@@ -165,6 +167,36 @@ def test_join_refusals_are_problems_that_change_nothing(client: FlaskClient) -> 
     assert _version(client, gid) == after
 
 
+def test_joining_a_finished_game_or_one_cancelled_in_play_changes_nothing(
+        client: FlaskClient) -> None:
+    """A join code whose game has dealt, then finished (a resignation) or been cancelled
+    by its host in play: joining, and looking the code up, are 409 SEAT_TAKEN problems
+    that say why, and the game stays as it was."""
+    finished = _create(client, ["Ana", None])
+    status, bo = _join(client, finished["join_code"], "Bo")
+    assert status == 201 and bo["game"]["status"] == "playing"
+    resp = client.post(f"/v1/games/{finished['game_id']}/moves",
+                       headers=auth(finished["seats"][0]["token"]), json={"type": "resign"})
+    assert resp.status_code == 200 and resp.get_json()["game"]["status"] == "finished"
+    cancelled = _create(client, ["Ana", None])
+    status, _ = _join(client, cancelled["join_code"], "Bo")
+    assert status == 201
+    resp = client.delete(f"/v1/games/{cancelled['game_id']}",
+                         headers=auth(cancelled["host_token"]))
+    assert resp.status_code == 200 and resp.get_json()["status"] == "aborted"
+    for created, why in ((finished, "finished"), (cancelled, "aborted")):
+        gid, code = created["game_id"], created["join_code"]
+        before = client.get(f"/v1/games/{gid}").get_json()
+        for body in ({"code": code, "name": "Cy"}, {"code": code, "name": "Cy", "seat": 1},
+                     {"code": code.lower(), "name": "Cy", "seat": 0}):
+            problem = _problem(client.post("/v1/join", json=body), 409, "SEAT_TAKEN")
+            assert why in problem["detail"], problem
+        problem = _problem(client.get(f"/v1/join/{code}"), 409, "SEAT_TAKEN")
+        assert why in problem["detail"], problem
+        assert client.get(f"/v1/games/{gid}").get_json() == before
+        assert [s["name"] for s in before["seats"]] == ["Ana", "Bo"]
+
+
 def test_open_seats_are_players_or_null_and_names_are_checked(client: FlaskClient) -> None:
     resp = client.post("/v1/games", json={"variant": "basic", "players": ["Ana", ""]})
     _problem(resp, 400)
@@ -183,11 +215,35 @@ def _racers(redis_url: str, count: int) -> list[Flask]:
     return [create_app(_settings(redis_url)) for _ in range(count)]
 
 
-def test_two_people_joining_the_last_seat_at_once_exactly_one_gets_it(redis_url: str) -> None:
+def _count_conflicts(apps: list[Flask], monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The game ids of every compare-and-set the apps' stores refused (VersionConflict:
+    another commit of the game came first), one entry per refusal."""
+    conflicts: list[str] = []
+    for app in apps:
+        store = app.extensions["referee"].store
+        commit = store.commit
+
+        def counted(game_id: str, *args: Any, _commit: Any = commit, **kwargs: Any) -> Any:
+            try:
+                return _commit(game_id, *args, **kwargs)
+            except VersionConflict:
+                conflicts.append(game_id)  # list.append is atomic
+                raise
+
+        monkeypatch.setattr(store, "commit", counted)
+    return conflicts
+
+
+def test_two_people_joining_the_last_seat_at_once_exactly_one_gets_it(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Threads on several app instances (each its own Redis connections, as workers are)
-    join the same last open seat together, round after round: exactly one gets it."""
+    join the same last open seat together, round after round: exactly one gets it. The
+    race is real: in some rounds a loser had read the seat open and its commit was refused
+    (a compare-and-set conflict), not only turned away by a seat already taken."""
     apps = _racers(redis_url, 3)
     clients = [a.test_client() for a in apps]
+    conflicts = _count_conflicts(apps, monkeypatch)
+    raced = 0
     for round_ in range(40):
         created = _create(clients[0], ["Ana", None])
         gid, code = created["game_id"], created["join_code"]
@@ -215,6 +271,8 @@ def test_two_people_joining_the_last_seat_at_once_exactly_one_gets_it(redis_url:
         assert view["seats"][1]["name"] == won[0]["game"]["seats"][1]["name"]
         winner = clients[1].get(f"/v1/games/{gid}/me", headers=auth(won[0]["token"]))
         assert winner.status_code == 200 and winner.get_json()["seat"] == 1
+        raced += gid in conflicts
+    assert raced > 0, "no round had two joins reading the seat open at once"
 
 
 def test_racing_for_two_open_seats_fills_each_once(redis_url: str) -> None:
@@ -452,30 +510,54 @@ def test_no_hidden_card_in_a_join_answer_or_a_waiting_view(client: FlaskClient) 
 # -- the host token ------------------------------------------------------------------------
 
 
-def _seat_calls(gid: str) -> list[tuple[str, str, dict[str, Any] | None]]:
-    return [("get", f"/v1/games/{gid}/me", None),
-            ("post", f"/v1/games/{gid}/moves", {"type": "draw", "source": "stock"}),
-            ("post", f"/v1/games/{gid}/moves?dry_run=true", {"type": "draw", "source": "stock"}),
-            ("get", f"/v1/games/{gid}/legal-moves", None),
-            ("post", f"/v1/games/{gid}/me/token", None),
-            ("post", f"/v1/games/{gid}/rematch", None)]
+SSE = {"Accept": "text/event-stream"}
 
 
-@pytest.mark.parametrize("players", [["Ana", "Bo"], ["Ana", None]])
+def _seat_calls(gid: str) -> list[tuple[str, str, dict[str, Any] | None, dict[str, str]]]:
+    """Every endpoint that a seat's own token (only) opens: method, path, body, headers."""
+    return [("get", f"/v1/games/{gid}/me", None, {}),
+            ("post", f"/v1/games/{gid}/moves", {"type": "draw", "source": "stock"}, {}),
+            ("post", f"/v1/games/{gid}/moves?dry_run=true", {"type": "draw", "source": "stock"},
+             {}),
+            ("get", f"/v1/games/{gid}/legal-moves", None, {}),
+            ("post", f"/v1/games/{gid}/me/token", None, {}),
+            ("post", f"/v1/games/{gid}/rematch", None, {}),
+            ("post", f"/v1/games/{gid}/stream-tickets", None, {}),
+            ("get", f"/v1/games/{gid}/events", None, SSE)]
+
+
+def _matrix_game(client: FlaskClient, kind: str) -> tuple[str, str, str]:
+    """A game (id, host token, seat 0's token): every seat named, one seat open, or
+    finished."""
+    if kind == "finished":
+        gid, tokens, host = _finished(client)
+        return gid, host, tokens[0]
+    created = _create(client, ["Ana", "Bo"] if kind == "named" else ["Ana", None])
+    return created["game_id"], created["host_token"], created["seats"][0]["token"]
+
+
+@pytest.mark.parametrize("kind", ["named", "open", "finished"])
 def test_the_host_token_is_refused_by_every_seat_endpoint(
-        client: FlaskClient, players: list[str | None]) -> None:
-    created = _create(client, players)
-    gid, host = created["game_id"], created["host_token"]
-    seat = created["seats"][0]["token"]
+        client: FlaskClient, kind: str) -> None:
+    """The host token on a seat endpoint is 403 and says it is the host token; no token,
+    an unknown seat token and garbage are 401: a host token is told from an unknown
+    one. The event log without a token is public, with the host token 403 (as JSON and
+    as a stream)."""
+    gid, host, seat = _matrix_game(client, kind)
     before = _version(client, gid)
-    for method, path, body in _seat_calls(gid):
+    for method, path, body, headers in _seat_calls(gid):
         call: Callable[..., Any] = getattr(client, method)
-        resp = call(path, headers=auth(host), json=body)
-        problem = _problem(resp, 403)
+        problem = _problem(call(path, headers={**headers, **auth(host)}, json=body), 403)
         assert "host token" in problem["detail"], (path, problem)
-        _problem(call(path, json=body), 401)
-    events = client.get(f"/v1/games/{gid}/events", headers=auth(host))
-    assert events.status_code in (401, 403)
+        for unknown in (f"{gid}.0.forged", f"{gid}.1.{host.rsplit('.', 1)[1]}", "garbage"):
+            _problem(call(path, headers={**headers, **auth(unknown)}, json=body), 401)
+        if not path.endswith("/events"):
+            _problem(call(path, headers=headers, json=body), 401)
+    events = f"/v1/games/{gid}/events"
+    problem = _problem(client.get(events, headers=auth(host)), 403)
+    assert "host token" in problem["detail"]
+    _problem(client.get(events, headers=auth(f"{gid}.0.forged")), 401)
+    assert client.get(events).status_code == 200
     for method, path in (("delete", f"/v1/games/{gid}"),
                          ("post", f"/v1/games/{gid}/seats/1/open")):
         call = getattr(client, method)
@@ -597,9 +679,9 @@ def test_a_token_of_a_waiting_game_can_be_rotated(client: FlaskClient) -> None:
 # -- rematch -------------------------------------------------------------------------------
 
 
-def _finished(client: FlaskClient) -> tuple[str, list[str], str]:
+def _finished(client: FlaskClient, **rules: Any) -> tuple[str, list[str], str]:
     created = _create(client, ["Ana", "Bo"], dealer=1, deals=[arranged(B_HANDS, "5C")],
-                      rules={"match_end": {"deals": 1}})
+                      rules={"match_end": {"deals": 1}, **rules})
     gid = created["game_id"]
     tokens = [s["token"] for s in created["seats"]]
     for move in GOING_OUT:
@@ -673,6 +755,92 @@ def test_a_rematch_of_an_unfinished_game_is_refused(client: FlaskClient) -> None
                          headers=auth(waiting["seats"][0]["token"])), 409, "GAME_NOT_FINISHED")
     assert _version(client, gid) == before
     assert "rematch" not in client.get(f"/v1/games/{gid}").get_json()
+
+
+def test_the_rematch_deals_first_from_the_seat_left_of_the_first_dealer(
+        client: FlaskClient) -> None:
+    """Three seats (with two, left and right are the same seat): the first dealer was
+    seat 1, so the rematch's is seat 2 (C-SEAT: seats are numbered clockwise, the deal
+    passes left), and seat 0, on its left, plays first."""
+    created = _create(client, ["Ana", "Bo", "Cy"], dealer=1)
+    gid, tokens = created["game_id"], [s["token"] for s in created["seats"]]
+    resp = client.post(f"/v1/games/{gid}/moves", headers=auth(tokens[0]),
+                       json={"type": "resign"})
+    assert resp.status_code == 200 and resp.get_json()["game"]["status"] == "finished"
+    got = client.post(f"/v1/games/{gid}/rematch", headers=auth(tokens[2]))
+    assert got.status_code == 201, got.get_json()
+    new = client.get(f"/v1/games/{got.get_json()['game_id']}").get_json()
+    assert new["dealer"] == 2 and new["hand_number"] == 1
+    assert new["turn"]["seat"] == 0
+    assert [s["name"] for s in new["seats"]] == ["Ana", "Bo", "Cy"]
+
+
+def test_a_rematch_of_a_clocked_game_has_a_clock_from_its_first_turn(
+        app: Flask, client: FlaskClient) -> None:
+    """A rematch made an hour after its clocked game ended: its first turn has a deadline
+    from the store's clock when it was made, and once that has passed the other seat may
+    claim the match."""
+    store = app.extensions["referee"].store
+    try:
+        gid, tokens, _host = _finished(client, clock={"turn_seconds": 30})
+        store.clock_offset_ms = 3_600_000
+        mine = [client.post(f"/v1/games/{gid}/rematch", headers=auth(t)).get_json()
+                for t in tokens]
+        new_id = mine[0]["game_id"]
+        new_tokens = {m["seat"]: m["token"] for m in mine}
+        view = client.get(f"/v1/games/{new_id}").get_json()
+        assert view["rules"]["clock"] == {"turn_seconds": 30}
+        deadline, late = view["turn"]["deadline"], view["turn"]["seat"]
+        assert deadline is not None and view["turn"]["expired"] is False
+        claim = {"type": "claim_timeout"}
+        other = auth(new_tokens[1 - late])
+        _problem(client.post(f"/v1/games/{new_id}/moves", headers=other, json=claim), 422,
+                 "CLOCK_NOT_EXPIRED")
+        store.clock_offset_ms = 3_600_000 + 31_000
+        resp = client.post(f"/v1/games/{new_id}/moves", headers=other, json=claim)
+        assert resp.status_code == 200, resp.get_json()
+        assert resp.get_json()["game"]["end"] == {"reason": "timeout", "seat": late}
+        assert resp.get_json()["game"]["winners"] == [1 - late]
+    finally:
+        store.clock_offset_ms = 0
+
+
+def test_a_rematch_keeps_no_token_in_redis_as_it_was_given(
+        client: FlaskClient, redis_url: str) -> None:
+    """A seat's rematch token is made when that seat asks: before it asks, Redis holds
+    nothing of it, and afterwards only its hash (the kept answer of a request with an
+    Idempotency-Key holds it sealed with the key)."""
+    created = _create(client, ["Ana", "Bo", "Cy"], dealer=1)
+    gid, tokens = created["game_id"], [s["token"] for s in created["seats"]]
+    resp = client.post(f"/v1/games/{gid}/moves", headers=auth(tokens[1]),
+                       json={"type": "resign"})
+    assert resp.status_code == 200
+    bo = client.post(f"/v1/games/{gid}/rematch",
+                     headers={**auth(tokens[1]), "Idempotency-Key": "rematch-bo"})
+    assert bo.status_code == 201, bo.get_json()
+    new_id = bo.get_json()["game_id"]
+    early = _redis_dump(redis_url)  # Ana and Cy have not asked yet
+    ana = client.post(f"/v1/games/{gid}/rematch", headers=auth(tokens[0])).get_json()
+    cy = client.post(f"/v1/games/{gid}/rematch",
+                     headers={**auth(tokens[2]), "Idempotency-Key": "rematch-cy"}).get_json()
+    assert {ana["game_id"], cy["game_id"]} == {new_id}
+    given = [bo.get_json()["token"], ana["token"], cy["token"]]
+    secrets = [t.rsplit(".", 1)[1].encode() for t in given]
+    assert not any(s in early for s in secrets[1:]), "a rematch token was kept unclaimed"
+    late = _redis_dump(redis_url)
+    for secret in secrets:
+        assert secret not in late
+    for seat, token in ((1, given[0]), (0, given[1]), (2, given[2])):
+        me = client.get(f"/v1/games/{new_id}/me", headers=auth(token))
+        assert me.status_code == 200 and me.get_json()["seat"] == seat
+        assert hashlib.sha256(token.encode()).hexdigest().encode() in late
+    # the rematch's own log says who took a seat of it, the finished game's who made it
+    joined = [e for entry in client.get(f"/v1/games/{new_id}/events").get_json()["entries"]
+              for e in entry["events"]]
+    assert joined == [{"type": "rematch_joined", "game_id": new_id, "seat": s}
+                      for s in (1, 0, 2)]
+    made = client.get(f"/v1/games/{gid}/events").get_json()["entries"][-1]["events"]
+    assert made == [{"type": "rematch", "game_id": new_id, "seat": 1}]
 
 
 def test_seats_racing_for_a_rematch_share_one_new_game(redis_url: str) -> None:
