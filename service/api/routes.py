@@ -493,9 +493,11 @@ class Events(MethodView):
     @blp.response(200, schemas.EventsPageSchema, description=(
         "The log page as JSON; with `Accept: text/event-stream`, a stream of server-sent "
         "events instead: one `move` event per log entry (`id` = its version), heartbeat "
-        "comments, resumable with `Last-Event-ID`; each entry tells the game's `version`, "
-        "`status` and `turn` after it. A browser's `EventSource` passes a seat's stream "
-        "ticket as `?ticket=` (`POST …/stream-tickets`) instead of the token."))
+        "comments, resumable with `Last-Event-ID` (or `?after=`); each entry tells the "
+        "game's `version`, `status` and `turn` after it. A browser's `EventSource` passes a "
+        "seat's stream ticket as `?ticket=` (`POST …/stream-tickets`) instead of the token; "
+        "a ticket works once, so it resumes with a new ticket and `?after=` the id of the "
+        "last event it received."))
     @_problems(400, 401, 403, 404, 429, 503)
     def get(self, game_id: str, after: int, limit: int, ticket: str | None = None
             ) -> Response:

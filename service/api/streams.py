@@ -9,8 +9,9 @@ at once (default: half its threads). More are refused with ``503`` + ``Retry-Aft
 more than ``RUMMY_SSE_PER_ADDRESS`` from one address or ``RUMMY_SSE_PER_SEAT`` for one seat
 with ``429``. Every stream ends after ``RUMMY_SSE_MAX_SECONDS``, when its client leaves more
 than ``RUMMY_SSE_MAX_BUFFERED`` bytes unread, and at once when the worker is told to stop
-(SIGTERM); the client resumes with ``Last-Event-ID`` (browsers' EventSource does this by
-itself), on any server.
+(SIGTERM); the client resumes on any server with ``Last-Event-ID`` (a public stream's
+EventSource sends it by itself) or ``?after=`` (a seat's EventSource: its ticket works once,
+so a page opens a new one with a new ticket).
 """
 
 from __future__ import annotations

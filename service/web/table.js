@@ -46,6 +46,7 @@ export class Table {
     this.logVersion = 0;
     this.stream = null;
     this.streamRetryAt = 0;
+    this.streamAfter = 0; // the id (version) of the last event a stream delivered
     this.loading = false;
     this.again = false;
     this.switching = false;
@@ -96,7 +97,11 @@ export class Table {
     this.opening = true;
     let url;
     try {
-      url = await api.eventStreamUrl(this.gameId, this.view ? this.view.version : 0, this.token);
+      // a stream resumes after the last event seen: a seat's stream cannot reconnect by
+      // itself (its ticket works once, and a new EventSource sends no Last-Event-ID), so
+      // it is opened again with a new ticket and ?after=
+      const after = Math.max(this.streamAfter, this.view ? this.view.version : 0);
+      url = await api.eventStreamUrl(this.gameId, after, this.token);
     } catch {
       this.streamRetryAt = Date.now() + STREAM_RETRY_MS;  // poll meanwhile
       return;
@@ -109,6 +114,7 @@ export class Table {
     es.addEventListener("open", () => { opened = true; });
     es.addEventListener("move", (ev) => {
       const version = Number(ev.lastEventId);
+      if (version > this.streamAfter) this.streamAfter = version;
       if (!this.view || !(version <= this.view.version)) this.refresh();
     });
     es.addEventListener("error", () => {
