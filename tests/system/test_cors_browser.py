@@ -2,8 +2,11 @@
 ``rummy-referee serve`` (``RUMMY_CORS_ORIGINS`` naming that origin) with real ``fetch``es
 that send every header a client sends (``Authorization``, ``Content-Type``, ``If-Match``,
 ``If-None-Match``, ``Idempotency-Key``, ``X-API-Key``, ``Last-Event-ID``, ``Prefer``) and
-read the headers a client reads (``ETag``, ``Location``, ``Retry-After``,
-``Idempotent-Replayed``, ``Content-Language``). A page on an origin not named is refused.
+read, in the page's script, every header a client reads (``ETag``, ``Location``,
+``Retry-After``, ``Idempotent-Replayed``, ``Content-Language``, ``RateLimit``,
+``RateLimit-Policy``, and ``Preference-Applied`` of a long poll with ``Prefer: wait=N``);
+a header not exposed (``Vary``) stays hidden from it. A page on an origin not named is
+refused.
 The browser is started as tests/system/test_web.py starts it (the system's Chromium).
 """
 
@@ -60,7 +63,8 @@ def api(redis_server: RedisServer, page_port: int, tmp_path_factory: pytest.Temp
         ) -> Iterator[Server]:
     with serving.served(tmp_path_factory.mktemp("cors"), redis_server.url, env={
         "RUMMY_CORS_ORIGINS": f"http://127.0.0.1:{page_port}",
-        "RUMMY_API_KEYS": API_KEY, "RUMMY_CREATE_RATE_LIMITS": "4/minute"}) as server:
+        "RUMMY_API_KEYS": API_KEY, "RUMMY_CREATE_RATE_LIMITS": "4/minute",
+        "RUMMY_RATE_LIMITS": "1000/minute"}) as server:
         yield server
 
 
@@ -87,10 +91,15 @@ CLIENT = """async ([api, key]) => {
   const bearer = {"Authorization": "Bearer " + answer.seats[seat].token};
   const view = await call("view", "/v1/games/" + id, {});
   await call("unchanged", "/v1/games/" + id, {headers: {"If-None-Match": view.headers.etag}});
+  // a long poll, waiting while the game is at the view's version: the move answers it
+  const polling = call("poll", "/v1/games/" + id, {headers: {
+      "If-None-Match": view.headers.etag, "Prefer": "wait=10"}});
+  await new Promise((done) => setTimeout(done, 300));
   const move = {method: "POST", body: JSON.stringify({type: "draw", source: "stock"}),
                 headers: {...json, ...bearer, "If-Match": view.headers.etag,
                           "Idempotency-Key": "draw-1"}};
   await call("move", "/v1/games/" + id + "/moves", move);
+  await polling;
   await call("replay", "/v1/games/" + id + "/moves", move);
   await call("events", "/v1/games/" + id + "/events",
              {headers: {...bearer, "Last-Event-ID": "0"}});
@@ -125,6 +134,16 @@ def test_a_page_on_another_origin_uses_every_header(browser: Any, api: Server,  
     view, unchanged = out["view"], out["unchanged"]
     assert view["status"] == 200 and view["headers"]["etag"]
     assert unchanged["status"] == 304, unchanged
+    assert "vary" not in view["headers"]  # not exposed: the browser hides it (Vary: Origin)
+    # the rate-limit headers (IETF draft), readable by the page
+    assert '"requests";q=1000;w=60' in view["headers"]["ratelimit-policy"], view["headers"]
+    assert view["headers"]["ratelimit"].startswith('"requests";r=')
+    assert '"create";q=4;w=60' in created["headers"]["ratelimit-policy"], created["headers"]
+    assert '"create";r=3;' in created["headers"]["ratelimit"], created["headers"]
+    poll = out["poll"]  # a long poll the move answered, with the preference it applied
+    assert poll["status"] == 200, poll
+    assert poll["headers"]["preference-applied"] == "wait=10", poll["headers"]
+    assert json.loads(poll["body"])["version"] == 1
     assert out["move"]["status"] == 200, out["move"]
     assert out["replay"]["status"] == 200
     assert out["replay"]["headers"]["idempotent-replayed"] == "true"
@@ -134,6 +153,9 @@ def test_a_page_on_another_origin_uses_every_header(browser: Any, api: Server,  
     limited = out["limited"]
     assert limited["status"] == 429, limited
     assert int(limited["headers"]["retry-after"]) >= 1
+    assert '"create";q=4;w=60' in limited["headers"]["ratelimit-policy"]
+    assert '"create";r=0;' in limited["headers"]["ratelimit"], limited["headers"]
+    assert json.loads(limited["body"])["policy"] == "create"
 
 
 def test_a_page_on_an_origin_not_named_is_refused(browser: Any, api: Server,  # noqa: F811
