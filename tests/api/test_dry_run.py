@@ -5,14 +5,15 @@ Over HTTP, on the real Redis: a stock draw's dry run does not name the card the 
 then gets, in any variant, neither in its events nor in the view's hand; the Rummy 51 /
 Lebanese 14 penalty for an unannounced last card does not show the two stock cards; a dry
 run of a move that ends the hand shows neither the hand's scores nor the next deal; a
-refused dry run is the real move's refusal. Each dry run is compared with the real move
+refused dry run is the real move's refusal; gin's pass, knock and lay-out (which ends the
+hand) show nothing more than their public part. Each dry run is compared with the real move
 made right after it (the public log of that move, and its answer).
 
 Engine level (Hypothesis): in random reachable states of every variant, with random knobs,
 the dry run of moves of every type the mover may try (up to three listed legal moves of each
-type, the compound example, a Dummy cut-in by each other seat, and moves that are usually
-illegal) holds no card the mover could not see before the move, no score and nothing of a
-next hand (``hidden_cards.check_dry_run``).
+type, the compound example, a Dummy cut-in by each other seat, gin's pass, knock and
+lay-out, and moves that are usually illegal) holds no card the mover could not see before
+the move, no score and nothing of a next hand (``hidden_cards.check_dry_run``).
 """
 
 from __future__ import annotations
@@ -27,18 +28,28 @@ from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.rules import GameState, Violation, apply, move_from_dict, move_to_dict, new_game
+from service.rules import (
+    GameState,
+    Piece,
+    Violation,
+    apply,
+    move_from_dict,
+    move_to_dict,
+    new_game,
+)
 from service.rules.cards import standard_deck
 from service.rules.legal import legal_moves
-from service.rules.moves import CutIn, Discard, Draw, Move
+from service.rules.moves import MATCH_MOVES, CutIn, Discard, Draw, Knock, LayOut, Move, Pass
 from service.rules.randomplay import play
+from service.rules.variants import gin
 from service.rules.views import dry_run_answer
 from service.store import GameStore
 from tests.support.basic_game import B_HANDS, C_HANDS
 from tests.support.deals import arranged, auth
+from tests.support.gin_game import DEFENDER, KNOCK, KNOCKER, TAKE, UPCARD, deal
 from tests.support.hidden_cards import check_dry_run, expected_dry_run, shown_cards
 
-PLAYERS = {"basic": 2, "rummy51": 3, "lebanese14": 2, "dummy": 3, "wrotham": 2}
+PLAYERS = {"basic": 2, "rummy51": 3, "lebanese14": 2, "dummy": 3, "wrotham": 2, "gin": 2}
 R51_DECK = standard_deck(2, 4)
 
 
@@ -107,6 +118,10 @@ def test_a_stock_draw_dry_run_does_not_show_the_card_drawn(
     for _attempt in range(20):  # a deal whose top stock card the drawer sees no copy of
         game = Game(client, store, variant, PLAYERS[variant], dealer=0)
         state = game.state()
+        if variant == "gin":  # GIN-FIRST: the upcard is offered; both pass it
+            for _ in range(2):
+                game.ok(state.turn, {"type": "pass"})
+                state = game.state()
         if state.phase != "draw":  # R51 / L14: the dealer discards first (R51-FIRST)
             seat = state.turn
             discard = next(c for c in state.hands[seat] if c != "JK")
@@ -230,9 +245,54 @@ def test_dry_runs_of_listed_moves_over_http_keep_hidden_cards_hidden(
 
 def next_move(state: GameState, rng: Random) -> tuple[int, Move]:
     """The test bot's next move (a Dummy cut-in claim, sometimes) and who makes it."""
+    if state.variant == "gin":
+        return state.turn, gin_move(state, rng)
     made: list[tuple[int, Move]] = []
     play(state, rng, max_moves=1, on_move=lambda _s, seat, move, *_: made.append((seat, move)))
     return made[0]
+
+
+def gin_move(state: GameState, rng: Random) -> Move:
+    """A gin move from the listed ones (the random player plays no gin): a knock when one
+    is listed, most often, and a discard that keeps the least deadwood, so that hands are
+    knocked and laid out, not only drawn at the wall; else any listed move."""
+    seat = state.turn
+    listed = [m for m in legal_moves(state, seat).moves if m["type"] not in MATCH_MOVES]
+    knocks = [m for m in listed if m["type"] == "knock"]
+    if knocks and rng.random() < 0.8:
+        return move_from_dict(rng.choice(knocks))
+    discards = [m for m in listed if m["type"] == "discard"]
+    if discards and rng.random() < 0.7:
+        hand = state.hands[seat]
+        return move_from_dict(min(discards, key=lambda m: gin.arrange(
+            [c for c in hand if c != m["card"]])[0]))
+    return move_from_dict(rng.choice(listed))
+
+
+def test_gin_dry_runs_of_a_pass_a_knock_and_a_lay_out(client: FlaskClient,
+                                                       store: GameStore) -> None:
+    """GIN-FIRST, GIN-KNOCK, GIN-LAYOFF: the dry run of a pass, of taking the upcard, of a
+    knock (whose event shows the knocker's own cards) and of the lay-out that ends the hand
+    (its example from legal-moves: no scores, no deadwood of the hand's end, nothing of the
+    next deal) is the real move's public part, and shows no card the mover could not see."""
+    game = Game(client, store, "gin", 2, dealer=0, rules={"match_end": {"deals": 2}},
+                deals=[deal((DEFENDER, KNOCKER), UPCARD)])
+    passing = Game(client, store, "gin", 2, dealer=0, rules={"match_end": {"deals": 1}},
+                   deals=[deal((DEFENDER, KNOCKER), UPCARD)])
+    made = []
+    for table, seat, move in [(passing, 1, {"type": "pass"}), (game, 1, TAKE), (game, 1, KNOCK),
+                              (game, 0, None)]:
+        before = table.state()
+        if move is None:  # the defender's best lay-out, as legal-moves gives it
+            move = table.client.get(f"{table.path}/legal-moves",
+                                    headers=auth(table.tokens[seat])).get_json()["moves"][0]
+            assert move["type"] == "lay_out" and move["lay_offs"]
+        answer, _ = table.dry_then_real(seat, move)
+        check_dry_run(before, seat, answer, move)
+        made.append([e["type"] for e in answer["events"]])
+    assert made == [["pass"], ["draw"], ["discard", "meld", "knock"],
+                    ["meld", "lay_off", "lay_off", "lay_out", "hand_end"]]
+    assert game.state().hand_number == 2  # the lay-out did end the hand
 
 
 # ---------------------------------------------------------------------------------------
@@ -261,8 +321,15 @@ KNOBS = {
         "stock_exhausted": st.sampled_from(["turn_over", "shuffle", "end_hand"]),
         "max_stock_rebuilds": st.sampled_from([0, 1, 3]),
         "match_end": st.integers(1, 4).map(lambda n: {"deals": n})}),
+    "gin": st.fixed_dictionaries({}, optional={
+        "knock_card": st.sampled_from([10, 5, 0]),
+        "oklahoma": st.booleans(),
+        "big_gin_bonus": st.sampled_from([0, 31]),
+        "discard_taken_card": st.booleans(),
+        "match_end": st.integers(1, 3).map(lambda n: {"deals": n})}),
 }
-MAX_PLAYERS = {"basic": 4, "rummy51": 5, "lebanese14": 5, "dummy": 4, "wrotham": 4}
+MAX_PLAYERS = {"basic": 4, "rummy51": 5, "lebanese14": 5, "dummy": 4, "wrotham": 4,
+               "gin": 2}
 
 
 def probes(state: GameState, seat: int, rng: Random) -> list[Move]:
@@ -285,6 +352,9 @@ def probes(state: GameState, seat: int, rng: Random) -> list[Move]:
                                                  "card": rng.choice(meld.cards)}],
                                        "melds": [{"cards": [*rng.sample(hand, 2),
                                                             rng.choice(meld.cards)]}]}))
+    if state.variant == "gin":  # GIN-FIRST's pass; a knock and a lay-out of random cards
+        melds = (tuple(Piece(c) for c in rng.sample(hand, 3)),) if len(hand) >= 4 else ()
+        out += [Pass(), Knock(rng.choice(hand), melds), LayOut(melds), LayOut()]
     return out
 
 
@@ -330,5 +400,8 @@ def test_no_dry_run_shows_the_mover_a_card_it_could_not_see(
                 if answer is not None:
                     kinds[wire["type"]] += 1
                     check_dry_run(state, seat, answer, wire)
-        state, _ = play(state, rng, max_moves=1)
+        if variant == "gin":
+            state, _ = apply(state, state.turn, gin_move(state, rng), rng)
+        else:
+            state, _ = play(state, rng, max_moves=1)
     assert kinds["draw"] and kinds["discard"], kinds
