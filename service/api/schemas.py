@@ -397,7 +397,9 @@ class HandResultSchema(ma.Schema):
     jokers_used = fields.Integer(allow_none=True, metadata={
         "description": "jokers the winner put down in an all-at-once finish (L14-DRY)"})
     result = fields.String(metadata={
-        "description": "gin: knock, gin, big_gin, undercut, tie, wall_draw or draw (GIN-SCORE)"})
+        "description": "gin: knock, gin, big_gin, undercut, tie (GIN-SCORE), wall_draw (a "
+                       "pass at the wall, GIN-WALL), bounce_draw (both players in succession "
+                       "took the discard and put it back, GIN-TURN) or draw"})
     knocker = fields.Integer(metadata={"description": "gin: the seat that knocked"})
     deadwood = fields.List(fields.Integer(), metadata={"description": "gin: each seat's"})
     game_bonus = fields.Integer(metadata={"description": "gin: the match's game bonus"})

@@ -1516,6 +1516,7 @@ export class Table {
       tie: `${who} knocked and tied ${other}: nobody scores.`,
       draw: "A draw: nobody scores.",
       wall_draw: "A draw at the wall: nobody scores, the same dealer deals again.",
+      bounce_draw: "A draw: both players took the discard and put it back; nobody scores, the same dealer deals again.",
     }[r.result] || `Result: ${String(r.result).replace(/_/g, " ")}.`;
   }
 

@@ -6,9 +6,11 @@ play in test_gin_scores.py, OpenSpiel's own cases in test_gin_cases.py."""
 from __future__ import annotations
 
 import json
+from random import Random
 
 import pytest
 
+from service.rules.engine import new_game
 from service.rules.state import GameState
 from service.rules.variants import gin
 from service.rules.views import public_view
@@ -18,8 +20,11 @@ from tests.support.gin_game import (
     GIN_HAND,
     KNOCK,
     KNOCKER,
+    PASS,
+    STOCK,
     UPCARD,
     at_the_wall,
+    deal,
     melds,
     new_hand,
     play,
@@ -104,14 +109,63 @@ def test_gin_scores_the_bonus_and_takes_no_lay_offs() -> None:
 
 def test_discard_taken_card_knob_and_the_bounce_draw() -> None:
     """GIN-TURN ``discard_taken_card``: the taken card may go back; both players doing it
-    in succession end the hand as a draw."""
-    s = new_hand({"discard_taken_card": True})
+    in succession end the hand as a draw, scored as GIN-WALL scores one (nobody scores;
+    GIN-DEAL, GIN-WALL: the same dealer deals again). RULES.md calls it a draw, not a draw
+    at the wall: its result is ``bounce_draw``, a pass at the wall's ``wall_draw``."""
+    s = new_hand({"discard_taken_card": True, "match_end": {"deals": 2}})
     s, _ = play(s, 1, {"type": "draw", "source": "discard"})
     s, _ = play(s, 1, {"type": "discard", "card": UPCARD})
+    assert s.status == "playing" and s.hand_number == 1  # one bounce is no draw
     s, _ = play(s, 0, {"type": "draw", "source": "discard"})
     s, events = play(s, 0, {"type": "discard", "card": UPCARD})
     end = next(e for e in events if e["type"] == "hand_end")
-    assert end["scores"] == [0, 0] and end["reason"] == "draw" and s.status == "finished"
+    assert (end["scores"], end["reason"], end["result"]) == ([0, 0], "draw", "bounce_draw")
+    assert s.history[-1]["result"] == "bounce_draw"
+    assert s.hand_number == 2 and s.dealer == 0 and s.turn == 1  # the same dealer
+
+
+def test_the_dealer_moves_after_a_scored_hand_and_deals_again_after_a_draw() -> None:
+    """GIN-DEAL: the non-dealer acts first, and the dealer moves left (in two: to the other
+    seat) after a scored hand; GIN-WALL, GIN-TURN: after a drawn hand (a pass at the wall,
+    or the bounce) the same dealer deals again. Five arranged hands: a knock (dealer 0),
+    the bounce (dealer 1), a pass at the wall (dealer 1), a knock (dealer 1), then dealer 0
+    again."""
+    deals = [deal((DEFENDER, KNOCKER), UPCARD), deal((DEFENDER, KNOCKER), UPCARD),
+             deal((KNOCKER, DEFENDER), UPCARD), deal((KNOCKER, DEFENDER), UPCARD),
+             deal((DEFENDER, KNOCKER), UPCARD)]
+    s, _ = new_game("gin", ["p0", "p1"], {"match_end": {"deals": 5},
+                                          "discard_taken_card": True},
+                    dealer=0, deals=deals, rng=Random(1))
+    take = {"type": "draw", "source": "discard"}
+    seen = []
+    # hand 1, dealer 0: seat 1 takes 2C and knocks; seat 0 lays out
+    assert (s.dealer, s.turn) == (0, 1)
+    s = plays(s, (1, take), (1, KNOCK))
+    s = plays(s, (0, turn_moves(s, 0)[0]))
+    seen.append(s.history[-1]["result"])
+    # hand 2, dealer 1: the bounce
+    assert (s.hand_number, s.dealer, s.turn) == (2, 1, 0)
+    s = plays(s, (0, take), (0, {"type": "discard", "card": UPCARD}),
+              (1, take), (1, {"type": "discard", "card": UPCARD}))
+    seen.append(s.history[-1]["result"])
+    # hand 3, dealer 1: both pass the upcard, each discards what it draws; a pass at the wall
+    assert (s.hand_number, s.dealer, s.turn) == (3, 1, 0)
+    s = plays(s, (0, PASS), (1, PASS))
+    while not gin.facts(s).wall:
+        seat = s.turn
+        s = plays(s, (seat, STOCK))
+        s = plays(s, (seat, {"type": "discard", "card": s.hands[seat][-1]}))
+    s = plays(s, (s.turn, PASS))
+    seen.append(s.history[-1]["result"])
+    # hand 4, dealer 1: seat 0 takes 2C and knocks
+    assert (s.hand_number, s.dealer, s.turn) == (4, 1, 0)
+    s = plays(s, (0, take), (0, KNOCK))
+    s = plays(s, (1, turn_moves(s, 1)[0]))
+    seen.append(s.history[-1]["result"])
+    assert (s.hand_number, s.dealer, s.turn) == (5, 0, 1)
+    assert seen == ["knock", "bounce_draw", "wall_draw", "knock"]
+    assert [bool(h["scores"][0] or h["scores"][1]) for h in s.history] == [True, False, False,
+                                                                           True]
 
 
 @pytest.mark.parametrize(("defender", "on_tie", "scores", "result"), [

@@ -639,8 +639,11 @@ class GinRules(VariantRules):
         f = facts(s)
         knock = f.knock
         if knock is None or went_out is None:
-            return scoring.HandScore(counts=[0, 0], scores=[0, 0],
-                                     flags={"result": "wall_draw" if f.redeal else "draw"})
+            # GIN-WALL: a pass at the wall draws the hand; GIN-TURN: so does the bounce (both
+            # players in succession taking the discard and putting it back), away from the
+            # wall (GIN-WALL's MUST_KNOCK keeps a taken discard there): scored alike
+            result = ("wall_draw" if f.wall else "bounce_draw") if f.redeal else "draw"
+            return scoring.HandScore(counts=[0, 0], scores=[0, 0], flags={"result": result})
         deadwood = [deadwood_of(h) for h in s.hands]
         base = score_gin(turn.rules, knock.seat, deadwood, knock.kind)
         return with_match_bonuses(turn.rules, s, base)
