@@ -26,12 +26,41 @@ def hand_end(answer: dict[str, Any]) -> dict[str, Any]:
     return end
 
 
+GIN_KNOBS = {  # RULES.md GIN: each knob, its rule, type and default (and C-CLOCK's clock)
+    "knock_card": ("GIN-KNOCK", "int", 10),
+    "oklahoma": ("GIN-KNOCK", "bool", False),
+    "gin_bonus": ("GIN-SCORE", "int", 25),
+    "undercut_bonus": ("GIN-SCORE", "int", 25),
+    "undercut_on_tie": ("GIN-SCORE", "bool", True),
+    "big_gin_bonus": ("GIN-KNOCK", "int", 0),
+    "discard_taken_card": ("GIN-TURN", "bool", False),
+    "match_end": ("GIN-END", "match_end", {"target": 100}),
+    "game_bonus": ("GIN-END", "int", 100),
+    "box_bonus": ("GIN-END", "int", 25),
+    "shutout_doubles": ("GIN-END", "bool", True),
+    "clock": ("C-CLOCK", "clock", None),
+}
+
+
+def test_the_variants_list_every_gin_knob(client: FlaskClient) -> None:
+    """/v1/variants lists gin with every knob of RULES.md GIN, in RULES.md's order, each with
+    its rule id, type and default, and those defaults as the variant's rules."""
+    variants = client.get("/v1/variants").get_json()
+    listed = next(v for v in variants["variants"] if v["id"] == "gin")
+    assert (listed["min_players"], listed["max_players"], listed["deck_size"]) == (2, 2, 52)
+    assert [k["name"] for k in listed["knobs"]] == list(GIN_KNOBS)
+    assert {k["name"]: (k["rule"], k["type"], k["default"]) for k in listed["knobs"]} \
+        == GIN_KNOBS
+    assert listed["rules"] == {name: default for name, (_, _, default) in GIN_KNOBS.items()}
+    bounds = {k["name"]: (k["minimum"], k["maximum"]) for k in listed["knobs"]
+              if k["type"] == "int"}
+    assert bounds["knock_card"] == (0, 10)
+    assert listed["knobs"][7]["values"] == ["target", "deals"]
+
+
 def test_a_knocked_hand_over_http(client: FlaskClient) -> None:
     game = Game(client, variant="gin", players=2, dealer=0,
                 rules={"match_end": {"deals": 1}}, deals=[deal((DEFENDER, KNOCKER), UPCARD)])
-    variants = client.get("/v1/variants").get_json()
-    listed = next(v for v in variants["variants"] if v["id"] == "gin")
-    assert {k["name"] for k in listed["knobs"]} >= {"knock_card", "oklahoma", "match_end"}
     facts = game.public()["gin"]
     assert facts["upcard_offer"] == 1 and facts["knock_limit"] == 10
     game.refused(1, draw("stock"), "STOCK_DRAW_FORBIDDEN", "GIN-FIRST")
@@ -98,7 +127,7 @@ def test_refusals_over_http(client: FlaskClient) -> None:
     game.ok(1, draw("discard"))
     game.refused(1, {"type": "discard", "card": UPCARD}, "DISCARD_TAKEN_CARD", "GIN-TURN")
     game.refused(1, {"type": "knock", "card": "KD", "melds": melds(
-        "AH 2H 3H 4H", "4C 4D 4S", "7S 8S 9S")}, "CARD_NOT_IN_HAND", "C-TURN")
+        "AH 2H 3H 4H", "4C 4D 4S", "7S 8S 9S")}, "CARD_NOT_IN_HAND", "GIN-KNOCK")
     game.refused(1, {"type": "knock", "card": "KD", "melds": melds(
         "AH 2H 3H", "4C 4D 4S", "7S 8S 2C")}, "INVALID_MELD", "GIN-PLAYERS")
     game.refused(1, {**KNOCK, "lay_offs": [{"meld_id": "m1", "cards": ["2C"]}]},

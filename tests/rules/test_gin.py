@@ -62,7 +62,7 @@ def test_knock_lay_out_with_lay_offs_scores_the_difference() -> None:
     assert refused(s, 1, {"type": "knock", "card": "KD", "melds": melds("AH 2H 3H")}) == (
         "KNOCK_TOO_HIGH", "GIN-KNOCK")
     assert refused(s, 1, {"type": "knock", "card": "KD", "melds": melds("AH 2H 3H 4H")}) == (
-        "CARD_NOT_IN_HAND", "C-TURN")
+        "CARD_NOT_IN_HAND", "GIN-KNOCK")
     s, _ = play(s, 1, KNOCK)
     view = public_view(s, "g", 0)["gin"]
     assert s.phase == "lay_out" and s.turn == 0

@@ -15,6 +15,8 @@ from service.rules.engine import apply
 from service.rules.errors import Violation
 from service.rules.moves import move_from_dict
 from service.rules.state import GameState
+from service.rules.variants import gin
+from service.rules.views import public_view
 from tests.support.engine import turn_moves
 from tests.support.gin_game import (
     DEFENDER,
@@ -102,10 +104,16 @@ CASES: list[tuple[str, Callable[[], GameState], int, dict[str, Any], str, str]] 
      1, KNOCK, "KNOCK_TOO_HIGH", "GIN-KNOCK"),
     ("a knock melding a card not held", taken, 1, knock("KD", "AH 2H 3H 4H", "4C 4D 4S",
                                                          "7S 8S 9S"),
-     "CARD_NOT_IN_HAND", "C-TURN"),
+     "CARD_NOT_IN_HAND", "GIN-KNOCK"),
     ("a knock melding its discard", taken, 1, knock("KD", "AH 2H 3H", "4C 4D 4S",
                                                      "7S 8S 9S", "KD"),
-     "CARD_NOT_IN_HAND", "C-TURN"),
+     "CARD_NOT_IN_HAND", "GIN-KNOCK"),
+    ("a knock discarding a card not held", taken, 1, knock("QH", "AH 2H 3H", "4C 4D 4S",
+                                                            "7S 8S 9S"),
+     "CARD_NOT_IN_HAND", "GIN-KNOCK"),
+    ("a knock above a lowered knock_card", lambda: plays(new_hand({"knock_card": 1}),
+                                                         (1, TAKE)),  # 2C kept: 2
+     1, KNOCK, "KNOCK_TOO_HIGH", "GIN-KNOCK"),
     ("a knock whose meld is no meld", taken, 1, knock("KD", "AH 2H 3H", "4C 4D 4S",
                                                        "7S 8S 2C"),
      "INVALID_MELD", "GIN-PLAYERS"),
@@ -176,3 +184,24 @@ def test_the_wall_knock_that_discards_the_taken_card_again() -> None:
                                                  "discard_taken_card": True})
     s = plays(s, (0, TAKE), (0, {"type": "knock", "card": "KD", "melds": GIN_MELDS}))
     assert s.phase == "lay_out" and s.turn == 1
+
+
+@pytest.mark.parametrize(("knock_card", "refused"), [(10, False), (2, False), (1, True),
+                                                     (0, True)])
+def test_a_knock_refused_only_for_a_lowered_knock_card(knock_card: int, refused: bool) -> None:
+    """GIN-KNOCK ``knock_card``: the same knock (2C kept, deadwood 2) from the same position
+    is taken while the knob is 2 or more, and refused KNOCK_TOO_HIGH below it; the view's
+    ``knock_limit`` is the knob, and legal-moves lists the knock exactly when it is taken."""
+    state = plays(new_hand({"knock_card": knock_card}), (1, TAKE))
+    assert public_view(state, "g", 0)["gin"]["knock_limit"] == knock_card
+    listed = [m for m in turn_moves(state, 1) if m["type"] == "knock"]
+    if refused:
+        with pytest.raises(Violation) as info:
+            apply(state, 1, move_from_dict(KNOCK), Random(2))
+        assert (info.value.code.value, info.value.rule.value) == ("KNOCK_TOO_HIGH", "GIN-KNOCK")
+        assert dict(info.value.message.params) == {"deadwood": 2, "limit": knock_card}
+        assert listed == []
+    else:
+        after, _ = apply(state, 1, move_from_dict(KNOCK), Random(2))
+        assert after.phase == "lay_out" and gin.facts(after).knock is not None
+        assert [m["card"] for m in listed] == ["KD"]

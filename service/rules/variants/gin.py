@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from service.rules import scoring
-from service.rules.cards import RANKS, SUITS, rank_of
+from service.rules.cards import RANKS, SUITS, contains, rank_of
 from service.rules.errors import N_, Code, Violation
 from service.rules.melds import Meld, Piece
 from service.rules.memo import Kept
@@ -550,7 +550,10 @@ class GinRules(VariantRules):
             raise Violation(Code.INVALID_MELD, RuleId.GIN_KNOCK,
                             N_("a knock discards a card (big gin is not played)"))
         used = [p.card for m in move.melds for p in m]
-        turn.holds(used + ([] if move.card is None else [move.card]))
+        missing = contains(turn.hand, used + ([] if move.card is None else [move.card]))
+        if missing:  # GIN-KNOCK: the knocker discards and lays out cards of the hand
+            raise Violation(Code.CARD_NOT_IN_HAND, RuleId.GIN_KNOCK,
+                            N_("not in your hand: {cards}"), cards=", ".join(missing))
         if move.card is not None and s.taken == move.card and s.taken_before == 0 \
                 and not turn.rules.discard_taken_card:
             raise Violation(Code.DISCARD_TAKEN_CARD, RuleId.GIN_TURN,
