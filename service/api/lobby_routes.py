@@ -12,7 +12,7 @@ from flask import Flask, Response, current_app, request
 from flask.views import MethodView
 
 from service.api import schemas, security
-from service.api.problems import Problem
+from service.api.problems import Problem, detail_of
 from service.api.routes import (
     SEAT_AUTH,
     ApiBlueprint,
@@ -37,10 +37,17 @@ def _lobby() -> LobbyReferee:
     return referee
 
 
-def _retry() -> Retry | None:
+_REPLAYED = {"Idempotent-Replayed": {
+    "schema": {"type": "string", "enum": ["true"]},
+    "description": "`true` when this is the kept answer of an earlier request with the same "
+                   "`Idempotency-Key` (its answer was lost), sent again byte for byte"}}
+
+
+def _retry(schema: type[schemas.RetryHeadersSchema] = schemas.RetryHeadersSchema
+           ) -> Retry | None:
     """The request's ``Idempotency-Key`` (validated) with its fingerprint: the path and
     the body as JSON."""
-    headers = blp.ARGUMENTS_PARSER.parse(schemas.RetryHeadersSchema, location="headers")
+    headers = blp.ARGUMENTS_PARSER.parse(schema, location="headers")
     key = headers.get("idempotency_key")
     if key is None:
         return None
@@ -124,15 +131,22 @@ class SeatOpen(MethodView):
 @blp.route("/games/<game_id>/me/token")
 class Token(MethodView):
     @blp.doc(security=SEAT_AUTH)
-    @blp.response(200, schemas.SeatGrantSchema)
-    @_problems(401, 403, 404)
-    def post(self, game_id: str) -> Response:
+    @blp.arguments(schemas.RotateHeadersSchema, location="headers", as_kwargs=True)
+    @blp.response(200, schemas.SeatGrantSchema, headers=_REPLAYED)
+    @_problems(400, 401, 403, 404, 422)
+    def post(self, game_id: str, **_headers: Any) -> Response:
         """Replace the caller's seat token (a leaked token, say).
 
         The answer holds the new token; the old one is refused from then on, by every
-        server."""
-        answer = _lobby().rotate(game_id, _bearer())
-        return _json(answer.body, private=True)
+        server. With an `Idempotency-Key`, a rotation whose answer was lost, sent again
+        with the same old token and key, gets the same new token again
+        (`Idempotent-Replayed: true`) instead of a `401`; only that old token with that
+        key does: anything else is answered as without a key."""
+        answer = _lobby().rotate(game_id, _bearer(), _retry(schemas.RotateHeadersSchema))
+        resp = _json(answer.body, private=True)
+        if answer.replayed:
+            resp.headers["Idempotent-Replayed"] = "true"
+        return resp
 
 
 @blp.route("/games/<game_id>/rematch")
@@ -156,7 +170,7 @@ class Rematch(MethodView):
 def register(app: Flask) -> None:
     """The lobby's refusals as problem+json."""
     def lobby_error(error: LobbyError) -> Response:
-        return Problem(error.status, _TITLES.get(error.status, "Conflict"), str(error),
+        return Problem(error.status, _TITLES.get(error.status, "Conflict"), detail_of(error),
                        code=error.code, **error.extra).response()
 
     def not_started(error: NotStarted) -> Response:

@@ -1223,6 +1223,20 @@ class RetryHeadersSchema(ma.Schema):
                                  "characters"})
 
 
+class RotateHeadersSchema(RetryHeadersSchema):
+    """The optional ``Idempotency-Key`` of a seat's token rotation."""
+
+    idempotency_key = fields.String(
+        data_key="Idempotency-Key", validate=validate.Regexp(r"^[\x21-\x7e]{1,200}$"),
+        metadata={"description": "retry-safe key: the rotation sent again with the same key "
+                                 "and the same (old) token, after its answer was lost, answers "
+                                 "as the first did (the same new token; `Idempotent-Replayed: "
+                                 "true`) and rotates nothing twice. The kept answer is bound to "
+                                 "the old token: any other token, or the old one without the "
+                                 "key or with another, is answered as without a key (the old "
+                                 "token: 401); 1-200 visible ASCII characters"})
+
+
 class JoinPreviewSchema(ma.Schema):
     game_id = fields.String(required=True)
     game = fields.Nested(PublicViewSchema, required=True, metadata={

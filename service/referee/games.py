@@ -169,8 +169,7 @@ class Referee:
 
     # -- auth ----------------------------------------------------------------------------
 
-    @staticmethod
-    def _token_seat(token: str | None) -> tuple[str, int]:
+    def _token_seat(self, token: str | None) -> tuple[str, int]:
         """The game and seat a token claims (not yet verified)."""
         if not token:
             raise Unauthorized("a seat token is required: Authorization: Bearer <token>")

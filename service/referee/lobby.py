@@ -26,11 +26,15 @@ only its hash is written, into the rematch's document (one compare-and-set on th
 rematch, logged there as ``rematch_joined``); the finished game's document holds only the
 rematch's id. A rematch has no host token.
 
-A join or a rematch with an ``Idempotency-Key`` keeps its answer with the commit (the
-store's idempotency records, as a move's): a retry with the same key and body gets the
-same seat and token again. The record's scope holds a hash of the key, not the key, and
-the token in it is sealed with the key (XOR with a SHAKE-256 stream of it), so that what
-Redis holds does not give the token away.
+A join, a rematch or a token rotation with an ``Idempotency-Key`` keeps its answer with
+the commit (the store's idempotency records, as a move's): a retry with the same key and
+body gets the same seat and token again. The record's scope holds a hash of the key, not
+the key, and the token in it is sealed with the key (XOR with a SHAKE-256 stream of it),
+so that what Redis holds does not give the token away. A rotation's record is bound to the
+token it replaced as well (:meth:`Retry.bound`): its scope is a hash of that token and the
+key, and its seal needs both, so only the holder of the old token, with the same key, is
+answered the new token again; any other caller finds no record and is answered as without
+a key (the old token: ``401``).
 """
 
 from __future__ import annotations
@@ -202,18 +206,32 @@ def _lobby_record(version: int, seat: int | None, events: list[dict[str, Any]]) 
 
 
 class Retry:
-    """A join's or a rematch's ``Idempotency-Key`` and the fingerprint of its request."""
+    """A join's, a rematch's or a token rotation's ``Idempotency-Key`` and the fingerprint
+    of its request; ``secret`` (:meth:`bound`) binds its record to a token too."""
 
-    def __init__(self, key: str, fingerprint: str) -> None:
+    def __init__(self, key: str, fingerprint: str, secret: str = "") -> None:
         self.key = key
         self.fingerprint = fingerprint
+        self.secret = secret
+
+    def bound(self, secret: str) -> Retry:
+        """This key bound to ``secret`` (the token a rotation replaces): the scope is a hash
+        of both and the kept token is sealed with both, so a record is found, and opened,
+        only by a request with the same key and the same ``secret``."""
+        return Retry(self.key, self.fingerprint, secret)
+
+    def _material(self) -> bytes:
+        if not self.secret:
+            return self.key.encode()
+        return self.secret.encode() + b"\n" + self.key.encode()  # no key holds a line break
 
     def scope(self, what: str) -> str:
-        """The store's idempotency scope: ``what`` and a hash of the key (not the key)."""
-        return f"{what}:{hashlib.sha256(self.key.encode()).hexdigest()}"
+        """The store's idempotency scope: ``what`` and a hash of the key (and of the token
+        it is bound to; never either as it was sent)."""
+        return f"{what}:{hashlib.sha256(self._material()).hexdigest()}"
 
     def _pad(self, size: int) -> bytes:
-        return hashlib.shake_256(b"rummy-referee seat token|" + self.key.encode()).digest(size)
+        return hashlib.shake_256(b"rummy-referee seat token|" + self._material()).digest(size)
 
     def record(self, answer: Answer) -> tuple[str, bytes]:
         """The fingerprint and the kept answer (its token sealed with the key)."""
@@ -341,13 +359,19 @@ class LobbyReferee(Referee):
 
     # -- tokens ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _token_seat(token: str | None) -> tuple[str, int]:
+    def _token_seat(self, token: str | None) -> tuple[str, int]:
+        """The game and seat a seat token claims. A token shaped as a host token is
+        :class:`Forbidden` only when it is the host token of the game it names (that game
+        is read to tell); a made-up one is an unknown token (:class:`Unauthorized`), as a
+        made-up seat token is."""
         parts = (token or "").split(".")
         if len(parts) == 3 and parts[1] == HOST:
-            raise Forbidden("this is a host token: it manages the game and sees no hand; "
-                            "a seat's own token is needed here")
-        return Referee._token_seat(token)
+            assert token is not None
+            if self._hosts(parts[0], token):
+                raise Forbidden("this is a host token: it manages the game and sees no hand; "
+                                "a seat's own token is needed here")
+            raise Unauthorized("unknown seat token")
+        return super()._token_seat(token)
 
     def _host(self, game_id: str, doc: Mapping[str, Any], token: str | None) -> None:
         """Check that ``token`` is the game's host token (401 / 403 otherwise)."""
@@ -396,11 +420,20 @@ class LobbyReferee(Referee):
             self._hold(game_id, version + 1, doc)
         return True
 
-    def rotate(self, game_id: str, token: str | None) -> Answer:
+    def rotate(self, game_id: str, token: str | None, retry: Retry | None = None) -> Answer:
         """Replace the token's seat's token: the answer holds the new one; the old one is
-        refused from then on (by every worker: the version moves on)."""
+        refused from then on (by every worker: the version moves on). With ``retry`` (an
+        ``Idempotency-Key``) the answer is kept, bound to the old token: the same old token
+        with the same key is answered it again (the old token no longer opens anything
+        else), any other request as without a key."""
+        self._token_seat(token)  # 401 / 403 before anything is looked up
+        assert token is not None
+        bound = retry.bound(token) if retry is not None else None
+        scope = bound.scope("rotate") if bound is not None else None
         for _attempt in range(MAX_ATTEMPTS):
-            loaded, doc = self._load(game_id)
+            loaded, doc = self._load(game_id, scope)
+            if bound is not None and loaded.idempotency is not None:
+                return bound.replay(loaded.idempotency)
             seat = self._authenticate(game_id, doc, token)
             fresh = _seat_token(game_id, seat)
             tokens = list(doc["tokens"])
@@ -408,9 +441,12 @@ class LobbyReferee(Referee):
             new_doc = {**doc, "tokens": tokens}
             record = _lobby_record(loaded.version + 1, seat,
                                    [{"type": "token_rotated", "seat": seat}])
-            if self._commit(game_id, loaded.version, new_doc, record):
-                return Answer({"game_id": game_id, "seat": seat, "token": fresh},
-                              loaded.version + 1)
+            done = self._commit_answer(
+                game_id, loaded.version, new_doc, record,
+                Answer({"game_id": game_id, "seat": seat, "token": fresh}, loaded.version + 1),
+                scope, bound)
+            if done is not None:
+                return done
         raise Contention(f"game {game_id!r} is busy; retry")
 
     # -- joining ----------------------------------------------------------------------------

@@ -539,24 +539,36 @@ def _matrix_game(client: FlaskClient, kind: str) -> tuple[str, str, str]:
 @pytest.mark.parametrize("kind", ["named", "open", "finished"])
 def test_the_host_token_is_refused_by_every_seat_endpoint(
         client: FlaskClient, kind: str) -> None:
-    """The host token on a seat endpoint is 403 and says it is the host token; no token,
-    an unknown seat token and garbage are 401: a host token is told from an unknown
-    one. The event log without a token is public, with the host token 403 (as JSON and
-    as a stream)."""
+    """The host token on a seat endpoint is 403 and says it is the host token (another
+    game's too); no token, an unknown seat token, garbage and a made-up token shaped as
+    a host token (``<game>.host.<anything>``, not any game's host token) are 401: a host
+    token is told from an unknown one by the game it names, never by its shape. The event
+    log without a token is public, with the host token 403 (as JSON and as a stream)."""
     gid, host, seat = _matrix_game(client, kind)
+    other = _create(client, ["Cy", None])
     before = _version(client, gid)
+    host_secret, seat_secret = host.rsplit(".", 1)[1], seat.rsplit(".", 1)[1]
+    # shaped as host tokens, but no game's: unknown tokens, as made-up seat tokens are
+    made_up = [f"{gid}.host.forged", f"{gid}.host.{seat_secret}", f"{gid}.host.{host_secret}x",
+               f"{other['game_id']}.host.{host_secret}", "nosuchgame.host.x", ".host.",
+               f"{gid}.HOST.{host_secret}"]
     for method, path, body, headers in _seat_calls(gid):
         call: Callable[..., Any] = getattr(client, method)
-        problem = _problem(call(path, headers={**headers, **auth(host)}, json=body), 403)
-        assert "host token" in problem["detail"], (path, problem)
-        for unknown in (f"{gid}.0.forged", f"{gid}.1.{host.rsplit('.', 1)[1]}", "garbage"):
-            _problem(call(path, headers={**headers, **auth(unknown)}, json=body), 401)
+        for host_token in (host, other["host_token"]):  # this game's, another game's
+            problem = _problem(call(path, headers={**headers, **auth(host_token)}, json=body),
+                               403)
+            assert "host token" in problem["detail"], (path, problem)
+        for unknown in (f"{gid}.0.forged", f"{gid}.1.{host_secret}", "garbage", *made_up):
+            problem = _problem(call(path, headers={**headers, **auth(unknown)}, json=body),
+                               401)
+            assert "host token" not in problem["detail"], (path, unknown, problem)
         if not path.endswith("/events"):
             _problem(call(path, headers=headers, json=body), 401)
     events = f"/v1/games/{gid}/events"
     problem = _problem(client.get(events, headers=auth(host)), 403)
     assert "host token" in problem["detail"]
-    _problem(client.get(events, headers=auth(f"{gid}.0.forged")), 401)
+    for unknown in (f"{gid}.0.forged", *made_up):
+        _problem(client.get(events, headers=auth(unknown)), 401)
     assert client.get(events).status_code == 200
     for method, path in (("delete", f"/v1/games/{gid}"),
                          ("post", f"/v1/games/{gid}/seats/1/open")):
@@ -565,7 +577,6 @@ def test_the_host_token_is_refused_by_every_seat_endpoint(
         _problem(call(path), 401)
         _problem(call(path, headers=auth(f"{gid}.host.forged")), 401)
         _problem(call(path, headers=auth("garbage")), 401)
-    other = _create(client, ["Cy", None])
     _problem(client.delete(f"/v1/games/{gid}", headers=auth(other["host_token"])), 403)
     _problem(client.delete("/v1/games/nosuchgame", headers=auth(host)), 404)
     assert _version(client, gid) == before
@@ -663,6 +674,99 @@ def test_a_rotated_token_is_refused_by_every_worker(redis_url: str,
     resp = one.post(f"/v1/games/{gid}/moves", headers=auth(new), json=GOING_OUT[1])
     assert resp.status_code == 200, resp.get_json()
     assert one.get(f"/v1/games/{gid}/verify").get_json()["verified"] is True
+
+
+def _rotate(client: FlaskClient, gid: str, token: str, key: str | None = None,
+            **kwargs: Any) -> Any:
+    headers = auth(token) if key is None else {**auth(token), "Idempotency-Key": key}
+    return client.post(f"/v1/games/{gid}/me/token", headers=headers, **kwargs)
+
+
+def test_a_retried_rotation_gets_the_new_token_only_with_the_old_token_and_key(
+        client: FlaskClient, redis_url: str) -> None:
+    """A rotation whose answer was lost, sent again with the old token and the same key,
+    is answered the same new token byte for byte (``Idempotent-Replayed: true``) and
+    rotates nothing twice. The kept answer is bound to the old token: the old token
+    without the key or with another is 401, another seat's or a made-up token with the
+    key are answered as without it, and Redis holds neither the key, nor its hash alone,
+    nor the new token."""
+    created = _create(client, ["Ana", "Bo"], dealer=1, deals=[arranged(B_HANDS, "5C")])
+    gid = created["game_id"]
+    old, bo = (s["token"] for s in created["seats"])
+    first = _rotate(client, gid, old, "rotate-ana-1")
+    assert first.status_code == 200, first.get_json()
+    assert "Idempotent-Replayed" not in first.headers
+    new = first.get_json()["token"]
+    assert new.startswith(f"{gid}.0.") and new != old
+    version = _version(client, gid)
+    for _retry in range(2):
+        again = _rotate(client, gid, old, "rotate-ana-1")
+        assert again.status_code == 200, again.get_json()
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.get_data() == first.get_data()
+        assert again.headers["Cache-Control"] == "no-store"
+    assert _version(client, gid) == version  # rotated once
+    assert client.get(f"/v1/games/{gid}/me", headers=auth(new)).status_code == 200
+
+    # the old token without the key, or with another key, is the 401 it always was
+    _problem(_rotate(client, gid, old), 401)
+    _problem(_rotate(client, gid, old, "rotate-ana-2"), 401)
+    _problem(client.get(f"/v1/games/{gid}/me", headers={**auth(old),
+                                                         "Idempotency-Key": "rotate-ana-1"}),
+             401)
+    # the same key with a made-up token, the host's, or another body: never the new token
+    for forged in (f"{gid}.0.forged", f"{gid}.0.{old.rsplit('.', 1)[1][:-1]}A"):
+        assert "token" not in _problem(_rotate(client, gid, forged, "rotate-ana-1"), 401)
+    _problem(_rotate(client, gid, created["host_token"], "rotate-ana-1"), 403)
+    _problem(_rotate(client, gid, old, "rotate-ana-1", json={"seat": 1}), 422,
+             "IDEMPOTENCY_KEY_REUSED")
+    assert _version(client, gid) == version
+
+    dump = _redis_dump(redis_url)
+    assert new.rsplit(".", 1)[1].encode() not in dump
+    assert b"rotate-ana-1" not in dump
+    assert hashlib.sha256(b"rotate-ana-1").hexdigest().encode() not in dump
+
+    # another seat's token with the same key is that seat's own rotation
+    theirs = _rotate(client, gid, bo, "rotate-ana-1")
+    assert theirs.status_code == 200 and "Idempotent-Replayed" not in theirs.headers
+    assert theirs.get_json()["seat"] == 1 and theirs.get_json()["token"] != new
+    # and the new token with the key rotates again: its own first request
+    newer = _rotate(client, gid, new, "rotate-ana-1")
+    assert newer.status_code == 200 and "Idempotent-Replayed" not in newer.headers
+    assert newer.get_json()["token"] not in (new, old)
+    _problem(client.get(f"/v1/games/{gid}/me", headers=auth(new)), 401)
+    # the first key's replay is still only the (now stale) token it answered
+    stale = _rotate(client, gid, old, "rotate-ana-1")
+    assert stale.get_data() == first.get_data()
+    assert _version(client, gid) == version + 2
+
+
+def test_retries_racing_one_rotation_rotate_once(redis_url: str) -> None:
+    """The same keyed rotation sent by several workers at once rotates the token once:
+    every answer is the same new token, and the version moves on by one."""
+    apps = _racers(redis_url, 3)
+    for _round in range(5):
+        created = _create(apps[0].test_client(), ["Ana", "Bo"])
+        gid, old = created["game_id"], created["seats"][0]["token"]
+        barrier = threading.Barrier(4)
+        results: list[Any] = []
+
+        def rotate(i: int, gid: str = gid, old: str = old,
+                   barrier: threading.Barrier = barrier, results: list[Any] = results) -> None:
+            client = apps[i % 3].test_client()
+            barrier.wait()
+            resp = _rotate(client, gid, old, "same-key")
+            results.append((resp.status_code, resp.get_data()))
+
+        threads = [threading.Thread(target=rotate, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert {status for status, _ in results} == {200}, results
+        assert len({body for _, body in results}) == 1
+        assert _version(apps[1].test_client(), gid) == 1
 
 
 def test_a_token_of_a_waiting_game_can_be_rotated(client: FlaskClient) -> None:
