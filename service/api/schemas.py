@@ -30,9 +30,12 @@ LOBBY_CODES = ("SEAT_TAKEN", "UNKNOWN_JOIN_CODE", "GAME_STARTED", "GAME_NOT_FINI
 MAX_PLAYERS = 6
 MAX_DEALS = 50
 MAX_NAME = 40
-NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$(?!\n)"
+NAME_PATTERN = (r"^[^\x00-\x1f\x7f-\x9f\ud800-\udfff]*[^\s\x00-\x1f\x7f-\x9f\ud800-\udfff]"
+                r"[^\x00-\x1f\x7f-\x9f\ud800-\udfff]*$(?!\n)")
 """A player's name: shown to every seat and in the web table, so not blank and free of
-control characters (a NUL, a line break, an escape); any other text goes."""
+control characters (a NUL, a line break, an escape) and of lone surrogates (a JSON
+``\\ud800`` escape alone: no UTF-8 text holds one, and a store or a client writing the
+name as UTF-8 fails on it); any other text goes."""
 
 
 CARD_PATTERN = ("^\\s*([Jj][Kk]|[Jj][Oo][Kk][Ee][Rr]|\U0001f0cf|(10|[AaTtJjQqKk2-9])\\s*"

@@ -68,6 +68,9 @@ HOST = "host"
 """The middle part of a host token (a seat token has the seat's number there)."""
 ALIAS_PREFIX = "join-"
 """What the store's alias of a join code starts with."""
+NOT_A_CODE = ("not a join code: a join code is 8 letters and digits (ASCII, without 0, O, 1 "
+              "and I), as K7QP-M2XD; case, '-' and blanks do not count")
+"""The detail of a join code refused for its form (no game looked up)."""
 
 
 class LobbyError(RefereeError):
@@ -146,7 +149,10 @@ def new_join_code() -> str:
 def normal_code(text: str) -> str | None:
     """A join code as typed (any case, ``-`` and blanks anywhere) in its stored form, or
     None when it cannot be one."""
-    letters = "".join(c for c in text.upper() if c != "-" and not c.isspace())
+    letters = "".join(c for c in text if c != "-" and not c.isspace())
+    if not letters.isascii():  # "ſ".upper() is "S", "８" no digit of a code: refused
+        return None
+    letters = letters.upper()
     if len(letters) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in letters):
         return None
     return letters
@@ -452,9 +458,12 @@ class LobbyReferee(Referee):
     # -- joining ----------------------------------------------------------------------------
 
     def _code_game(self, code: str) -> str:
-        """The game id join code ``code`` names (as typed); raise :class:`NoSuchCode`."""
+        """The game id join code ``code`` names (as typed); raise :class:`NoSuchCode`
+        (naming the field ``code`` when it cannot be a join code at all)."""
         letters = normal_code(code)
-        game_id = self.store.resolve(ALIAS_PREFIX + letters) if letters is not None else None
+        if letters is None:
+            raise NoSuchCode(NOT_A_CODE, errors=[{"field": "code", "message": NOT_A_CODE}])
+        game_id = self.store.resolve(ALIAS_PREFIX + letters)
         if game_id is None:
             raise NoSuchCode("no game has this join code")
         return game_id

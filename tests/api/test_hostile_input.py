@@ -15,6 +15,7 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from flask.testing import FlaskClient
@@ -196,6 +197,8 @@ def _body_endpoints(game: Game) -> Iterator[tuple[str, str, dict[str, str]]]:
     yield "idempotent", f"{game.path}/moves", {**game.mover, "Idempotency-Key": "k-1"}
     yield "meld-check", "/v1/melds/check", {}
     yield "score-hand", "/v1/scores/hand", {}
+    yield "join", "/v1/join", {}
+    yield "join-idempotent", "/v1/join", {"Idempotency-Key": "j-1"}
 
 
 @pytest.mark.parametrize("digits", [4301, 5000, 100_000 // 2])
@@ -245,6 +248,216 @@ def test_a_deeply_nested_body_is_400_on_every_body_endpoint(
         assert_problem(resp, 400), label
     assert game.snapshot() == before
     assert key_count(redis_url) == keys
+
+
+# ---------------------------------------------------------------------------------------
+# Joining by code: POST /v1/join and GET /v1/join/{code}
+
+
+class WaitingGame:
+    """A basic game with two of its three seats open, and what a refused join leaves
+    alike: its public view and version, its log, what its code shows."""
+
+    def __init__(self, client: FlaskClient) -> None:
+        resp = client.post("/v1/games", json={"variant": "basic",
+                                              "players": ["Ana", None, None]})
+        assert resp.status_code == 201, resp.get_data(as_text=True)
+        created = resp.get_json()
+        self.client = client
+        self.id: str = created["game_id"]
+        self.path = f"/v1/games/{self.id}"
+        self.code: str = created["join_code"]
+
+    def snapshot(self) -> tuple[Any, ...]:
+        public = self.client.get(self.path)
+        preview = self.client.get(f"/v1/join/{self.code}")
+        log = self.client.get(f"{self.path}/events").get_json()
+        assert public.get_json()["status"] == "waiting"
+        return public.headers["ETag"], public.get_json(), preview.get_json(), log
+
+
+@pytest.fixture
+def waiting(client: FlaskClient) -> WaitingGame:
+    return WaitingGame(client)
+
+
+def _fullwidth(code: str) -> str:
+    """``code`` with its ASCII letters and digits written full width (``Ｋ７``)."""
+    return "".join(chr(ord(c) + 0xfee0) if c.isalnum() else c for c in code)
+
+
+def _arabic_indic(code: str) -> str:
+    return "".join(chr(0x0660 + int(c)) if c.isdigit() else c for c in code)
+
+
+BIG = 10 * 1024
+"""A huge value: 10 KB."""
+
+JOIN_BODIES: list[Any] = [
+    # (id, body: raw JSON text made from the code, status, the field named)
+    pytest.param(lambda c: '{"code": "' + c, 400, "body", id="truncated-json"),
+    pytest.param(lambda c: f"code={c}&name=Bo", 400, "body", id="form-encoded"),
+    pytest.param(lambda c: json.dumps({"code": c, "name": "Bo"}) + "x", 400, "body",
+                 id="trailing-garbage"),
+    pytest.param(lambda c: " ", 400, "body", id="blank"),
+    pytest.param(lambda c: json.dumps([c, "Bo"]), 400, "body", id="array"),
+    pytest.param(lambda c: json.dumps(c), 400, "body", id="string"),
+    pytest.param(lambda c: "null", 400, "body", id="null"),
+    pytest.param(lambda c: "7", 400, "body", id="number"),
+    pytest.param(lambda c: "{}", 400, "code", id="empty-object"),
+    pytest.param(lambda c: json.dumps({"name": "Bo"}), 400, "code", id="no-code"),
+    pytest.param(lambda c: json.dumps({"code": c}), 400, "name", id="no-name"),
+    *(pytest.param(lambda c, v=v: json.dumps({"code": v, "name": "Bo"}), 400, "code",
+                   id=f"code-{kind}")
+      for kind, v in (("number", 12345678), ("null", None), ("list", ["K7QP", "M2XD"]),
+                      ("object", {"code": "K7QP-M2XD"}), ("bool", True))),
+    *(pytest.param(lambda c, v=v: json.dumps({"code": c, "name": v}), 400, "name",
+                   id=f"name-{kind}")
+      for kind, v in (("number", 5), ("null", None), ("list", ["Bo"]), ("object", {}),
+                      ("bool", False), ("empty", ""), ("blank", " \t "), ("nul", "Bo\u0000"),
+                      ("line-break", "B\no"), ("c1-control", "Bo\u0085"),
+                      ("escape", "\u001b[31mBo"))),
+    pytest.param(lambda c: '{"code": "' + c + '", "name": "\\ud800Bo"}', 400, "name",
+                 id="name-lone-surrogate"),  # JSON's escape of a lone surrogate
+    *(pytest.param(lambda c, v=v: json.dumps({"code": c, "name": "Bo", "seat": v}), 400,
+                   "seat", id=f"seat-{kind}")
+      for kind, v in (("string", "1"), ("float", 1.5), ("integral-float", 1.0),
+                      ("bool", True), ("list", [1]), ("object", {"seat": 1}),
+                      ("negative", -1), ("not-of-the-game", 3), ("over-any-game", 6),
+                      ("huge", 10 ** 30), ("arabic-indic-digit", "\u0661"),
+                      ("superscript-digit", "\u00b2"), ("fullwidth-digit", "\uff11"))),
+    *(pytest.param(lambda c, v=v: '{"code": "' + c + '", "name": "Bo", "seat": ' + v + "}",
+                   400, "seat", id=f"seat-{v}")
+      for v in ("NaN", "Infinity", "-Infinity", "1e400")),
+    pytest.param(lambda c: json.dumps({"code": c, "name": "x" * BIG}), 400, "name",
+                 id="name-10KB"),
+    pytest.param(lambda c: json.dumps({"code": c, "name": " " * BIG + "Bo"}), 400, "name",
+                 id="name-10KB-of-blanks"),
+    pytest.param(lambda c: json.dumps({"code": c + "-" * BIG, "name": "Bo"}), 400, "code",
+                 id="code-10KB"),
+    pytest.param(lambda c: json.dumps({"code": c, "name": "Bo", "token": "x" * BIG}), 400,
+                 "token", id="unknown-field-10KB"),
+    pytest.param(lambda c: json.dumps({"code": c, "name": "Bo", "game_id": "x"}), 400,
+                 "game_id", id="unknown-field"),
+    pytest.param(lambda c: json.dumps({"code": c, "name": "Bo", "Seat": 1}), 400, "Seat",
+                 id="unknown-field-case"),
+    pytest.param(lambda c: json.dumps({"code": c, "name": "Bo", "x" * BIG: 1}), 400,
+                 "x" * BIG, id="unknown-field-name-10KB"),
+    # a code that cannot be a join code (no game looked up): 404, naming the code
+    *(pytest.param(lambda c, f=f: json.dumps({"code": f(c), "name": "Bo"}), 404, "code",
+                   id=f"code-{kind}")
+      for kind, f in (("fullwidth", _fullwidth), ("arabic-indic-digits", _arabic_indic),
+                      ("superscript-digit", lambda c: c[:-1] + "\u00b2"),
+                      ("long-s", lambda c: c[:-1] + "\u017f"),
+                      ("nul", lambda c: c[:4] + "\u0000" + c[5:]),
+                      ("too-short", lambda c: c[:-1]), ("too-long", lambda c: c + "A"),
+                      ("excluded-letters", lambda c: "0OI1-" + c[5:]),
+                      ("blank", lambda c: " "))),
+]
+"""Bodies of ``POST /v1/join`` that take no seat: what is wrong is named (the field)."""
+
+
+@pytest.mark.parametrize("key", [None, "join-hostile-1"], ids=["no-key", "key"])
+@pytest.mark.parametrize("make, status, field", JOIN_BODIES)
+def test_a_hostile_join_body_is_a_problem_naming_what_is_wrong(
+        waiting: WaitingGame, redis_url: str, make: Any, status: int, field: str,
+        key: str | None) -> None:
+    """Malformed JSON, wrong types, huge values, unknown fields, seats out of range,
+    non-ASCII digits, codes that cannot be codes: each a problem+json (never a 500) whose
+    detail and errors name the field, and the game is as it was (no seat taken, no
+    version moved on, no key kept)."""
+    before, keys = waiting.snapshot(), key_count(redis_url)
+    headers = {} if key is None else {"Idempotency-Key": key}
+    resp = waiting.client.post("/v1/join", data=make(waiting.code), headers=headers,
+                               content_type="application/json")
+    problem = assert_problem(resp, status, field=field)
+    if status == 400:
+        assert problem["code"] == "MALFORMED_REQUEST", problem
+        assert field[:40] in problem["detail"], problem
+    else:
+        assert problem["code"] == "UNKNOWN_JOIN_CODE", problem
+        assert "not a join code" in problem["detail"], problem
+    named = [e for e in problem["errors"] if e["field"] == field]
+    assert named[0]["message"] and len(named[0]["message"]) < 300, problem
+    assert waiting.snapshot() == before
+    assert key_count(redis_url) == keys
+    # the key was kept for nothing: the same key with a good body joins
+    ok = waiting.client.post("/v1/join", json={"code": waiting.code, "name": "Bo"},
+                             headers=headers)
+    assert ok.status_code == 201, ok.get_data(as_text=True)
+    assert "Idempotent-Replayed" not in ok.headers
+
+
+def test_a_seat_out_of_the_game_says_which_seats_it_has(waiting: WaitingGame) -> None:
+    before = waiting.snapshot()
+    resp = waiting.client.post("/v1/join", json={"code": waiting.code, "name": "Bo",
+                                                 "seat": 3})
+    problem = assert_problem(resp, 400, {"seat"}, code="MALFORMED_REQUEST")
+    assert "0 to 2" in problem["detail"] and "0 to 2" in problem["errors"][0]["message"]
+    resp = waiting.client.post("/v1/join", json={"code": waiting.code, "name": "Bo",
+                                                 "seat": 0})
+    assert_problem(resp, 409, code="SEAT_TAKEN")
+    assert waiting.snapshot() == before
+
+
+@pytest.mark.parametrize("value", ["", " ", "x" * 201, "ключ", "a b", "a\tb", "k\u00b2"])
+def test_a_hostile_join_idempotency_key_is_400(waiting: WaitingGame, value: str) -> None:
+    before = waiting.snapshot()
+    resp = waiting.client.post("/v1/join", json={"code": waiting.code, "name": "Bo"},
+                               headers={"Idempotency-Key": value})
+    assert_problem(resp, 400, {"Idempotency-Key"}, code="MALFORMED_REQUEST")
+    assert waiting.snapshot() == before
+
+
+def test_a_join_body_that_is_not_json_is_415(waiting: WaitingGame) -> None:
+    before = waiting.snapshot()
+    body = json.dumps({"code": waiting.code, "name": "Bo"})
+    for content_type in ("text/plain", "application/x-www-form-urlencoded"):
+        resp = waiting.client.post("/v1/join", data=body, content_type=content_type)
+        assert content_type in assert_problem(resp, 415)["detail"]
+    assert waiting.snapshot() == before
+
+
+JOIN_PATHS = [
+    pytest.param(lambda c: "K" * BIG, id="10KB"),
+    pytest.param(lambda c: quote(_fullwidth(c)), id="fullwidth"),
+    pytest.param(lambda c: quote(_arabic_indic(c)), id="arabic-indic-digits"),
+    pytest.param(lambda c: quote(c[:-1] + "\u00b2"), id="superscript-digit"),
+    pytest.param(lambda c: quote(c[:-1] + "\u017f"), id="long-s"),
+    pytest.param(lambda c: c[:4] + "%00" + c[5:], id="nul"),
+    pytest.param(lambda c: "%FF%FE%FD", id="not-utf-8"),
+    pytest.param(lambda c: "..", id="dot-dot"),
+    pytest.param(lambda c: "%20", id="blank"),
+    pytest.param(lambda c: c[:-1], id="too-short"),
+    pytest.param(lambda c: "0OI1-" + c[5:], id="excluded-letters"),
+]
+"""Paths of ``GET /v1/join/{code}`` whose code cannot be a join code."""
+
+
+@pytest.mark.parametrize("make", JOIN_PATHS)
+def test_a_hostile_join_code_in_the_path_is_404_naming_the_code(
+        waiting: WaitingGame, redis_url: str, make: Any) -> None:
+    before, keys = waiting.snapshot(), key_count(redis_url)
+    resp = waiting.client.get(f"/v1/join/{make(waiting.code)}")
+    problem = assert_problem(resp, 404, {"code"}, code="UNKNOWN_JOIN_CODE")
+    assert "not a join code" in problem["detail"] and len(problem["detail"]) < 300
+    assert waiting.snapshot() == before
+    assert key_count(redis_url) == keys
+
+
+def test_a_join_code_as_people_type_it_still_counts(waiting: WaitingGame) -> None:
+    """The controls: any case, ``-`` and blanks (ASCII or not) anywhere still name the
+    game, and a well-formed code no game has is the plain 404."""
+    code = waiting.code
+    for typed in (code.lower(), f" {code[:4]} {code[5:]} ", "-".join(code.replace("-", "")),
+                  f"{code[:4]}\u00a0{code[5:]}"):
+        resp = waiting.client.get(f"/v1/join/{quote(typed)}")
+        assert resp.status_code == 200, (typed, resp.get_data(as_text=True))
+        assert resp.get_json()["game_id"] == waiting.id
+    other = "".join("2" if c != "-" else c for c in code) if code[0] != "2" else "3333-3333"
+    problem = assert_problem(waiting.client.get(f"/v1/join/{other}"), 404,
+                             code="UNKNOWN_JOIN_CODE")
+    assert "errors" not in problem and "no game has this join code" in problem["detail"]
 
 
 # ---------------------------------------------------------------------------------------

@@ -206,7 +206,9 @@ def test_open_seats_are_players_or_null_and_names_are_checked(client: FlaskClien
 
 @pytest.mark.parametrize("text,normal", [
     ("k7qp-m2xd", "K7QPM2XD"), (" K7QP M2XD ", "K7QPM2XD"), ("K-7-Q-P-M-2-X-D", "K7QPM2XD"),
-    ("K7QP-M2X0", None), ("K7QP-M2X", None), ("K7QP-M2XDD", None), ("", None)])
+    ("K7QP-M2X0", None), ("K7QP-M2X", None), ("K7QP-M2XDD", None), ("", None),
+    ("K7QP\u00a0M2XD\u2003", "K7QPM2XD"), ("K7QP-M2X\u017f", None), ("K7QP-M2X\uff24", None),
+    ("K\uff17QP-M2XD", None), ("K\u0667QP-M2XD", None)])
 def test_join_codes_ignore_case_dashes_and_blanks(text: str, normal: str | None) -> None:
     assert normal_code(text) == normal
 
