@@ -75,6 +75,7 @@ from gunicorn.http.unreader import SocketUnreader
 from werkzeug.exceptions import RequestTimeout
 
 from service.config import Settings
+from service.rules.errors import N_, Message
 
 __all__ = ["COMPLETE", "HEAD_ONLY", "INCOMPLETE", "ConnectionGate", "GatedListener",
            "GatedSocket", "RequestReadTimeout", "address_key", "install", "request_state",
@@ -190,13 +191,14 @@ def address_key(addr: Any) -> str | None:
 
 
 def _problem(status: int, reason: str, detail: str, *, code: str | None = None,
-             headers: str = "") -> bytes:
+             headers: str = "", title: str | None = None) -> bytes:
     """A whole problem+json answer that closes the connection, as the app's own problems
-    look (``type`` under :data:`service.api.problems.TYPE_BASE`)."""
+    look (``type`` under :data:`service.api.problems.TYPE_BASE`; ``title`` the reason, or
+    its translation)."""
     from service.api.problems import TYPE_BASE
 
     doc: dict[str, Any] = {"type": TYPE_BASE + (code or reason).lower().replace(" ", "-")
-                           .replace("_", "-"), "title": reason, "status": status,
+                           .replace("_", "-"), "title": title or reason, "status": status,
                            "detail": detail}
     if code is not None:
         doc["code"] = code
@@ -206,8 +208,47 @@ def _problem(status: int, reason: str, detail: str, *, code: str | None = None,
     return head.encode("latin-1") + body
 
 
-def _timeout_detail(seconds: float) -> str:
-    return f"the request did not arrive whole within {seconds:g} s"
+def _problems(status: int, reason: str, detail: Message, *, code: str | None = None,
+              headers: str = "") -> dict[str, bytes]:
+    """:func:`_problem` in English and in each language whose compiled catalog is installed
+    (as the app offers them, :mod:`service.api.i18n`), by language, each saying its
+    ``Content-Language``: made once, before any request; :func:`answer_in` picks one for
+    the request the gate has read."""
+    from babel.support import Translations
+
+    from service.api import i18n
+
+    answers: dict[str, bytes] = {}
+    for language in i18n.LANGUAGES:
+        translate: Any = str
+        if language != i18n.DEFAULT:
+            if not (i18n.TRANSLATIONS / language / "LC_MESSAGES" / "messages.mo").is_file():
+                continue
+            translate = Translations.load(str(i18n.TRANSLATIONS), [language]).gettext
+        answers[language] = _problem(
+            status, reason, detail.render(translate), code=code, title=translate(reason),
+            headers=f"{headers}Content-Language: {language}\r\nVary: Accept-Language\r\n")
+    return answers
+
+
+_ACCEPT_LANGUAGE = re.compile(rb"\r\naccept-language[ \t]*:([^\r\n]*)(?=\r\n)")
+
+
+def answer_in(answers: dict[str, bytes], data: bytes) -> bytes:
+    """Of ``answers`` (:func:`_problems`), the one in the language the request at the start
+    of ``data`` asks for with ``Accept-Language``, as far as its head has arrived (a header
+    line counts once it is whole); English without one."""
+    from service.api import i18n
+
+    end = data.find(b"\r\n\r\n")
+    head = (data[:end + 2] if end >= 0 else data[:HEAD_LIMIT]).lower()
+    asked = b",".join(_ACCEPT_LANGUAGE.findall(head)).decode("latin-1")
+    return answers[i18n.choose_language(asked, tuple(answers))]
+
+
+def _timeout_detail(seconds: float) -> Message:
+    return Message(N_("the request did not arrive whole within {seconds} s"),
+                   {"seconds": f"{seconds:g}"})
 
 
 class RequestReadTimeout(TimeoutError, RequestTimeout):
@@ -216,8 +257,8 @@ class RequestReadTimeout(TimeoutError, RequestTimeout):
     which it is a socket timeout, closes the connection instead of reading the rest."""
 
     def __init__(self, seconds: float) -> None:
-        RequestTimeout.__init__(self, _timeout_detail(seconds))
-        TimeoutError.__init__(self, _timeout_detail(seconds))
+        RequestTimeout.__init__(self, str(_timeout_detail(seconds)))
+        TimeoutError.__init__(self, _timeout_detail(seconds))  # the app translates it
 
 
 @dataclass
@@ -228,10 +269,12 @@ class Limits:
     max_body: int
     per_address: int
     gate: ConnectionGate | None = None
-    timeout_answer: bytes = b""
+    timeout_answers: dict[str, bytes] = field(default_factory=dict)
+    """The 408 by language (:func:`answer_in`)."""
 
     def __post_init__(self) -> None:
-        self.timeout_answer = _problem(408, "Request Timeout", _timeout_detail(self.timeout))
+        self.timeout_answers = _problems(408, "Request Timeout",
+                                         _timeout_detail(self.timeout))
 
 
 _active: Limits | None = None
@@ -418,13 +461,18 @@ class ConnectionGate:
         self.registered: set[int] = set()  # ids of the facades whose listener is polled
         self.next_sweep = time.monotonic() + _SWEEP_SECONDS
         self.peek_limit = HEAD_LIMIT + self.limits.max_body + _PEEK_SLACK
+        # sent as a connection is accepted, before anything of its request is read: in
+        # English (Content-Language says so), the language asked for being unknown
         self.refusal = _problem(
             503, "Service Unavailable",
             f"this address holds {self.limits.per_address} connections to this server "
             "process already, the most one address may hold at once: close one, or retry "
-            "after Retry-After seconds", code="TOO_MANY_CONNECTIONS", headers="Retry-After: 1\r\n")
-        self.stopping = _problem(
-            503, "Service Unavailable", "the server is restarting: send the request again",
+            "after Retry-After seconds", code="TOO_MANY_CONNECTIONS",
+            headers="Retry-After: 1\r\nContent-Language: en\r\n")
+        # sent once the request (or what came of it) is read: in the language it asks for
+        self.stopping = _problems(
+            503, "Service Unavailable",
+            Message(N_("the server is restarting: send the request again")),
             code="RESTARTING", headers="Retry-After: 1\r\n")
         self.thread = threading.Thread(target=self._run, name="rummy-gate", daemon=True)
 
@@ -719,7 +767,7 @@ class ConnectionGate:
         self._release(waiting)
         facade = waiting.facade
         if facade is None or facade.closed:
-            self._send(waiting.sock, self.stopping)
+            self._send(waiting.sock, answer_in(self.stopping, self._peek(waiting)))
             self._linger_now(waiting.sock, _LINGER_SECONDS, _LINGER_MAX_DRAIN)
             return
         waiting.complete = complete
@@ -731,7 +779,8 @@ class ConnectionGate:
         ahead of need, and may take an answer to no request for the answer to its next."""
         self._release(waiting)
         if waiting.seen > 0 or waiting.prefix:
-            self._send(waiting.sock, self.limits.timeout_answer)
+            self._send(waiting.sock, answer_in(self.limits.timeout_answers,
+                                               self._peek(waiting)))
         self._linger_now(waiting.sock, _LINGER_SECONDS, _LINGER_MAX_DRAIN)
 
     def _drop(self, waiting: _Waiting) -> None:
@@ -750,10 +799,18 @@ class ConnectionGate:
         self.stop_listening(facade)
         while facade.ready:  # the worker takes no more: tell them to come again
             waiting = facade.ready.popleft()
-            self._send(waiting.sock, self.stopping)
+            self._send(waiting.sock, answer_in(self.stopping, self._peek(waiting)))
             self._linger_now(waiting.sock, _LINGER_SECONDS, _LINGER_MAX_DRAIN)
 
     # closing
+
+    def _peek(self, waiting: _Waiting) -> bytes:
+        """What has arrived of ``waiting``'s request, left to be read (b"" on an error)."""
+        try:
+            return waiting.prefix + waiting.sock.recv(self.peek_limit,
+                                                      socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except OSError:
+            return waiting.prefix
 
     @staticmethod
     def _send(sock: socket.socket, answer: bytes) -> None:
@@ -987,7 +1044,8 @@ def _expired(unreader: Any) -> None:
     if unreader.rummy_in_head:
         sock = unreader.sock
         with contextlib.suppress(OSError):
-            gunicorn_util.write_nonblock(sock, _active.timeout_answer)
+            # the head read so far is the parser's: the 408 is in English
+            gunicorn_util.write_nonblock(sock, _active.timeout_answers["en"])
         if _active.gate is not None:
             _active.gate.linger_copy(sock)
         else:

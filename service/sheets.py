@@ -29,6 +29,7 @@ from service.rules import RulesError
 from service.rules.cards import CardError, read_card
 from service.rules.checks import FACT_QUESTIONS, MissingFact, score_one_hand
 from service.rules.engine import new_game
+from service.rules.errors import N_, Message
 from service.rules.ruleset import Rules, resolve_rules
 from service.rules.state import GameState
 from service.rules.variants import find_variant, variant_rules
@@ -57,17 +58,20 @@ MAX_ATTEMPTS = 8
 
 QUESTIONS: dict[str, str] = {
     **FACT_QUESTIONS,
-    "opened": FACT_QUESTIONS["opened"].replace("? (", "? A list of names (", 1),
-    "completed": "who laid down their contract in this hand? a list of names, [] if "
-                 "nobody did (DUMMY-CONTRACTS: they move on to the next contract)",
-    "went_out": "who went out? a player's name, or null when the hand ended with nobody "
-                "out",
+    "opened": N_("who had opened, that is put down their first melds, by the end of the "
+                 "hand? A list of names (R51-OPEN: a player who had not opened scores 100)"),
+    "completed": N_("who laid down their contract in this hand? a list of names, [] if "
+                    "nobody did (DUMMY-CONTRACTS: they move on to the next contract)"),
+    "went_out": N_("who went out? a player's name, or null when the hand ended with nobody "
+                   "out"),
 }
-"""What a sheet asks for, in words, by field: the ``400`` for a missing one says this."""
+"""What a sheet asks for, in words, by field: the ``400`` for a missing one says this
+(translated: a message of a ``400``'s ``errors`` is looked up in the catalogs)."""
 
 
 class SheetError(Exception):
-    """Base of the sheet errors the HTTP layer maps to a status."""
+    """Base of the sheet errors the HTTP layer maps to a status; what is wrong is an
+    ``N_``-marked text or a :class:`Message` (the HTTP layer translates it)."""
 
 
 class BadSheet(SheetError):
@@ -86,14 +90,14 @@ class BadSheet(SheetError):
 class SheetRefused(SheetError):
     """A change the sheet cannot take as it is (422), with a stable ``code``."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str | Message) -> None:
         super().__init__(message)
         self.code = code
 
 
 class UnknownSheet(SheetError):
     def __init__(self, sheet_id: str) -> None:
-        super().__init__(f"no score sheet {sheet_id!r}")
+        super().__init__(Message(N_("no score sheet {sheet_id!r}"), {"sheet_id": sheet_id}))
         self.sheet_id = sheet_id
 
 
@@ -109,7 +113,8 @@ class SheetStale(SheetError):
     """``If-Match`` names another version than the current one (412)."""
 
     def __init__(self, expected: int, current: int) -> None:
-        super().__init__(f"If-Match is version {expected}, the sheet is at version {current}")
+        super().__init__(Message(N_("If-Match is version {expected}, the sheet is at version "
+                                    "{current}"), {"expected": expected, "current": current}))
         self.expected = expected
         self.current = current
 
@@ -158,6 +163,13 @@ def points_domain(variant_id: str, rules: Rules) -> tuple[bool, bool]:
         return (rules.scoring == "penalty" and rules.going_rummy == "bonus10",
                 rules.scoring == "winner_collects")
     return False, False
+
+
+def _and(names: Sequence[str]) -> str | Message:
+    """``names`` as "A and B and C", the "and" translated."""
+    if len(names) == 1:
+        return names[0]
+    return Message(N_("{names} and {last}"), {"names": _and(names[:-1]), "last": names[-1]})
 
 
 def _tidy(x: float) -> int | float:
@@ -301,21 +313,21 @@ def score_entry(doc: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, A
     players: list[str] = doc["players"]
     variant_id: str = doc["variant"]
     if len(doc["hands"]) >= MAX_HANDS:
-        raise SheetRefused("SHEET_FULL", f"a score sheet holds at most {MAX_HANDS} hands; "
-                                         "start a new sheet")
+        raise SheetRefused("SHEET_FULL", Message(N_("a score sheet holds at most {max} hands; "
+                                                    "start a new sheet"), {"max": MAX_HANDS}))
     st = standing(doc)
     if st.winners is not None:
-        raise SheetRefused("SHEET_FINISHED", "the match on this sheet is over ("
-                           + " and ".join(players[i] for i in st.winners)
-                           + " won): it takes no more hands")
+        raise SheetRefused("SHEET_FINISHED", Message(N_(
+            "the match on this sheet is over ({winners} won): it takes no more hands"),
+            {"winners": _and([players[i] for i in st.winners])}))
     active = [p for p, out in zip(players, st.out, strict=True) if not out]
     if ("hands" in entry) == ("points" in entry):
-        raise BadSheet("hands", "give either hands (the cards each player still holds) or "
-                                "points (each player's score for the hand), not both")
+        raise BadSheet("hands", N_("give either hands (the cards each player still holds) "
+                                   "or points (each player's score for the hand), not both"))
     went_out_raw = entry.get("went_out")
     if isinstance(went_out_raw, list):
-        raise BadSheet("went_out", "only one player goes out in a hand: give one name, or "
-                                   "null when nobody did")
+        raise BadSheet("went_out", N_("only one player goes out in a hand: give one name, "
+                                      "or null when nobody did"))
     if "went_out" not in entry and "hands" in entry:
         raise BadSheet("went_out", QUESTIONS["went_out"])
     went_out = None if went_out_raw is None else _player(players, went_out_raw, "went_out")
@@ -324,7 +336,7 @@ def score_entry(doc: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, A
             raise BadSheet("went_out", f"{name} is out of the match (R51-END)")
     record: dict[str, Any] = {"number": len(doc["hands"]) + 1, "went_out": went_out}
     if variant_id != "dummy" and entry.get("completed") is not None:
-        raise BadSheet("completed", "only Dummy has contracts to complete")
+        raise BadSheet("completed", N_("only Dummy has contracts to complete"))
     if variant_id == "dummy":
         if entry.get("completed") is None:
             raise BadSheet("completed", QUESTIONS["completed"])
@@ -347,8 +359,8 @@ def _points_entry(doc: Mapping[str, Any], entry: Mapping[str, Any], active: list
     players: list[str] = doc["players"]
     raw = entry["points"]
     if not isinstance(raw, dict):
-        raise BadSheet("points", "an object of each player's score for the hand, e.g. "
-                                 '{"Ana": 0, "Bo": 31}')
+        raise BadSheet("points", N_("an object of each player's score for the hand, e.g. "
+                                    '{"Ana": 0, "Bo": 31}'))
     rules = _rules_of(doc["variant"], doc["rules"])
     negative, fractional = points_domain(doc["variant"], rules)
     scores: dict[str, int | float] = {}
@@ -381,8 +393,8 @@ def _cards_entry(doc: Mapping[str, Any], entry: Mapping[str, Any], active: list[
     players: list[str] = doc["players"]
     raw = entry["hands"]
     if not isinstance(raw, dict):
-        raise BadSheet("hands", 'an object of the cards each player still holds, e.g. '
-                                '{"Ana": [], "Bo": ["AS", "JK"]}')
+        raise BadSheet("hands", N_('an object of the cards each player still holds, e.g. '
+                                   '{"Ana": [], "Bo": ["AS", "JK"]}'))
     hands: dict[str, list[str]] = {}
     sent: dict[str, list[Any]] = {}
     for name, cards in raw.items():
@@ -414,7 +426,7 @@ def _cards_entry(doc: Mapping[str, Any], entry: Mapping[str, Any], active: list[
         if entry.get(name) is not None:
             facts[name] = entry[name]
     if entry.get("all_at_once") is not None and not isinstance(entry["all_at_once"], bool):
-        raise BadSheet("all_at_once", "true or false: " + QUESTIONS["all_at_once"])
+        raise BadSheet("all_at_once", f"true or false: {QUESTIONS['all_at_once']}")
     jokers = entry.get("jokers_used")
     if jokers is not None and (isinstance(jokers, bool) or not isinstance(jokers, int)
                                or not 0 <= jokers <= 4):
@@ -461,7 +473,7 @@ def _worded(field: str, message: str, active: list[str]) -> tuple[str, str]:
         message = message.replace("the seat that went out", f"{name} went out and")
         return f"hands.{name}", message
     if field == "opened":
-        return field, "a list of the players who had opened"
+        return field, N_("a list of the players who had opened")
     return field, message
 
 
@@ -510,19 +522,19 @@ class Sheets:
 
     def _authenticate(self, sheet_id: str, doc: Mapping[str, Any], token: str | None) -> None:
         if not token:
-            raise SheetUnauthorized("the sheet's token is required: Authorization: Bearer "
-                                    "<token>")
+            raise SheetUnauthorized(N_("the sheet's token is required: Authorization: Bearer "
+                                       "<token>"))
         owner = token.split(".", 1)[0]
         if owner != sheet_id:
             try:
                 _, other = self._load(owner)
             except UnknownSheet:
-                raise SheetUnauthorized("unknown sheet token") from None
+                raise SheetUnauthorized(N_("unknown sheet token")) from None
             if hmac.compare_digest(other["token"], _hash(token)):
-                raise SheetForbidden("this token belongs to another score sheet")
-            raise SheetUnauthorized("unknown sheet token")
+                raise SheetForbidden(N_("this token belongs to another score sheet"))
+            raise SheetUnauthorized(N_("unknown sheet token"))
         if not hmac.compare_digest(doc["token"], _hash(token)):
-            raise SheetUnauthorized("unknown sheet token")
+            raise SheetUnauthorized(N_("unknown sheet token"))
 
     def add_hand(self, sheet_id: str, token: str | None, entry: Mapping[str, Any], *,
                  if_match: int | None = None, idempotency_key: str | None = None,
@@ -538,7 +550,7 @@ class Sheets:
         """Take the last hand back; the sheet as it is after."""
         def change(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
             if not doc["hands"]:
-                raise SheetRefused("NO_HAND", "the sheet holds no hand to take back")
+                raise SheetRefused("NO_HAND", N_("the sheet holds no hand to take back"))
             return {**doc, "hands": doc["hands"][:-1]}, {"removed": len(doc["hands"])}
         return self._change(sheet_id, token, change, if_match, idempotency_key, fingerprint)
 
@@ -555,8 +567,9 @@ class Sheets:
             if if_match is not None and if_match != version:
                 raise SheetStale(if_match, version)
             if version >= MAX_CHANGES:
-                raise SheetRefused("SHEET_FULL", f"a score sheet takes at most {MAX_CHANGES} "
-                                                 "changes; start a new sheet")
+                raise SheetRefused("SHEET_FULL", Message(N_(
+                    "a score sheet takes at most {max} changes; start a new sheet"),
+                    {"max": MAX_CHANGES}))
             new_doc, what = change(doc)
             body = view(sheet_id, new_doc, version + 1)
             response = _encode(body)
@@ -575,11 +588,13 @@ class Sheets:
             except GameNotFound:
                 raise UnknownSheet(sheet_id) from None
             return SheetAnswer(body, version + 1)
-        raise SheetBusy(f"score sheet {sheet_id!r} is busy; retry")
+        raise SheetBusy(Message(N_("score sheet {sheet_id!r} is busy; retry"),
+                                {"sheet_id": sheet_id}))
 
     @staticmethod
     def _replay(stored_fingerprint: str, stored: bytes, fingerprint: str) -> SheetAnswer:
         if not hmac.compare_digest(stored_fingerprint, fingerprint):
-            raise SheetKeyReused("this Idempotency-Key was already used with another request")
+            raise SheetKeyReused(N_("this Idempotency-Key was already used with another "
+                                    "request"))
         body = json.loads(stored)
         return SheetAnswer(body, int(body["version"]), replayed=True)

@@ -35,6 +35,7 @@ from werkzeug.utils import cached_property
 
 from service.api import schemas
 from service.rules.cards import JOKER, standard_deck
+from service.rules.errors import N_, Message
 from service.rules.moves import Move
 
 
@@ -139,6 +140,14 @@ def valid_move(data: Any) -> bool:
     return MOVES[kind][0](data)
 
 
+def _unread(kind: type[BadRequest], message: Message) -> BadRequest:
+    """A 400 for a body that could not be read, its detail ``message`` (translated: the
+    problem handler takes a :class:`Message` from the error's ``args``)."""
+    error = kind(str(message))
+    error.args = (message,)
+    return error
+
+
 class BodyRequest(flask.Request):
     """Flask's request, reading a body of a declared length in one call, and all of it.
 
@@ -163,12 +172,14 @@ class BodyRequest(flask.Request):
             try:
                 data = self._werkzeug_stream().read()
             except ParseException as exc:  # gunicorn's chunked reader: a malformed chunk
-                raise BadRequest(f"the body could not be read: {exc}") from None
+                raise _unread(BadRequest, Message(N_("the body could not be read: {error}"),
+                                                  {"error": str(exc)})) from None
         else:
             data = self.environ["wsgi.input"].read(length) if length else b""
             if len(data) != length:
-                raise ClientDisconnected(f"the body ended after {len(data)} of the {length} "
-                                         "bytes its Content-Length declares")
+                raise _unread(ClientDisconnected, Message(N_(
+                    "the body ended after {read} of the {length} bytes its Content-Length "
+                    "declares"), {"read": len(data), "length": length}))
         return io.BytesIO(data)
 
     def _werkzeug_stream(self) -> IO[bytes]:

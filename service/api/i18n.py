@@ -47,7 +47,8 @@ TITLES = (
     N_("Method Not Allowed"), N_("Not Acceptable"), N_("Precondition Failed"),
     N_("Request Entity Too Large"), N_("Unsupported Media Type"), N_("Too Many Requests"),
     N_("Internal Server Error"), N_("Service Unavailable"), N_("Illegal move"),
-    N_("Idempotency key reused"),
+    N_("Idempotency key reused"), N_("Conflict"), N_("Unprocessable Content"),
+    N_("Request Timeout"),
 )
 """Problem titles (translated by catalog look-up)."""
 
@@ -73,6 +74,25 @@ FIXED_DETAILS = (
        "again)"),
     N_("Last-Event-ID must be the id of an event of this stream (a version)"),
     N_("the referee hit an unexpected error; nothing was changed"),
+    # the lobby's (service.referee.lobby)
+    N_("the host token is required: Authorization: Bearer <host_token>"),
+    N_("malformed host token"), N_("unknown host token"),
+    N_("this host token belongs to another game"),
+    N_("this game was created without a host token"),
+    N_("this is a host token: it manages the game and sees no hand; a seat's own token is "
+       "needed here"),
+    N_("this is a seat token: only the host token (from POST /v1/games) manages the game"),
+    N_("the game was cancelled by its host before it started"),
+    N_("the game has not started: it waits for a player in every seat"),
+    N_("no free game id; retry"), N_("no free join code; retry"),
+    N_("no game has this join code"), N_("no game has this join code (any longer)"),
+    N_("not a join code: a join code is 8 letters and digits (ASCII, without 0, O, 1 and I), "
+       "as K7QP-M2XD; case, '-' and blanks do not count"),
+    N_("the game was cancelled by its host: no seat is open"),
+    N_("the game has started: no seat is open"), N_("every seat of this game is taken"),
+    N_("the game is cancelled already"),
+    N_("a seat can be opened only while the game waits for its players"),
+    N_("this seat has taken its rematch token already"),
 )
 """Fixed details written as plain strings elsewhere (the referee, routes, the store): a
 detail equal to one of these is translated by catalog look-up (tests/api/test_i18n.py checks
@@ -127,10 +147,42 @@ FIELD_MESSAGES = (
     N_("{player} is named twice"), N_("{player} is given twice"),
     N_("{player} is out of the match: leave them out"), N_("a number of points"),
     N_("a whole number from 0 to 4"), N_("{name} is out of the match"),
+    N_("{variant} is for {min} to {max} players, not {count}"),
+    N_("{name} is given twice: each player needs a name of their own"),
+    N_("{name} is out of the match (R51-END)"), N_("at most {max} points either way"),
+    N_("{value} is negative: no score is, under these rules"),
+    N_("{value} is not a whole number: every score is, under these rules"),
+    N_("{player}'s score for the hand is missing (0 if none)"),
+    N_("the cards {player} still holds are missing ([] if none)"),
+    N_("true or false: {question}"),
+    N_("{name} went out and holds no card (C-OUT): hands are the cards each seat still "
+       "holds"),
+    # scoring one hand (service.rules.checks, the variants' hand_problem)
+    N_("one hand per player: {variant} is for {min} to {max} players"),
+    N_("must be a seat from 0 to {last} or null"),
+    N_("{card} is not a card of the {variant} deck"),
+    N_("more copies than the {variant} deck holds: {copies}"),
+    N_("{card} {count} times (the deck holds {held})"),
+    N_("{question} ({variant} scoring needs it for this hand)"),
+    N_("the knocker's deadwood {dead} is above the knock limit {limit} (GIN-KNOCK): hands "
+       "are the cards each seat left unmelded"),
+    # arranged deals (service.rules.engine)
+    N_("{variant} starts with an upcard: the discard pile needs at least one card"),
+    N_("must use exactly the {size}-card deck; {problems}"),
+    N_("not in the deck or too many copies: {cards}"), N_("missing: {cards}"),
+    # the lobby (service.referee.lobby)
+    N_("not a seat of this game (0 to {last})"), N_("not a seat of this game"),
 )
 """The messages of a 400's ``errors`` (per field), as ``str.format`` templates of the English
 texts marshmallow and the service write: a message is read back into its template and
-parameters (:func:`field_message`) and translated as a :class:`Message` is."""
+parameters (:func:`field_message`) and translated as a :class:`Message` is. (A fixed
+message written with ``N_`` where it is raised needs no template: a message that is none of
+these is looked up in the catalog as it is.)"""
+
+NESTED = {"question": "", "copies": ", ", "problems": "; "}
+"""Parameters of :data:`FIELD_MESSAGES` that are messages themselves, read back and translated
+too: a question asked (a fact's), or a list of messages with this separator (read as much
+as they can take: a question may hold parentheses)."""
 
 
 def _pattern(template: str) -> re.Pattern[str]:
@@ -138,7 +190,7 @@ def _pattern(template: str) -> re.Pattern[str]:
     for literal, name, _, _ in string.Formatter().parse(template):
         parts.append(re.escape(literal))
         if name:
-            parts.append(f"(?P<{name}>.+?)")
+            parts.append(f"(?P<{name}>.+)" if name in NESTED else f"(?P<{name}>.+?)")
     return re.compile("".join(parts), re.DOTALL)
 
 
@@ -153,7 +205,9 @@ class FieldMessage(Message):
     without parameters (``{{`` is a brace), its parameters inserted as they were written."""
 
     def render(self, translate: Callable[[str], str] = str) -> str:
-        return translate(self.template).format(**self.params)
+        values = {name: value.render(translate) if isinstance(value, Message) else value
+                  for name, value in self.params.items()}
+        return translate(self.template).format(**values)
 
 
 def field_message(text: str) -> str | Message:
@@ -162,10 +216,22 @@ def field_message(text: str) -> str | Message:
     for pattern, template in _FIELD_PATTERNS:
         found = pattern.fullmatch(text)
         if found:
-            message = FieldMessage(template, found.groupdict())
+            params: dict[str, object] = dict(found.groupdict())
+            for name, separator in NESTED.items():
+                if name in params:
+                    parts = str(params[name]).split(separator) if separator else [
+                        str(params[name])]
+                    params[name] = Message.join([_as_message(field_message(part))
+                                                 for part in parts], separator)
+            message = FieldMessage(template, params)
             if str(message) == text:
                 return message
     return text
+
+
+def _as_message(text: str | Message) -> Message:
+    """A read-back part as a :class:`Message`: a plain text is looked up as it is."""
+    return text if isinstance(text, Message) else Message(text)
 
 
 def choose_language(header: str | None, languages: Iterable[str] = LANGUAGES) -> str:

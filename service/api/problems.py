@@ -96,8 +96,12 @@ def from_violation(v: Violation) -> Problem:
 
 
 def detail_of(error: Exception) -> str | Message:
-    """The detail of a referee error, as a translatable :class:`Message` where its parts
-    are known (the English text is always ``str(error)``)."""
+    """The detail of an error, as a translatable :class:`Message` where its parts are known
+    (the English text is always ``str(error)``): an error raised with a :class:`Message`
+    (the lobby's, the score sheets') gives it; a plain string is translated by catalog
+    look-up (an ``N_``-marked one)."""
+    if len(error.args) == 1 and isinstance(error.args[0], Message):
+        return error.args[0]
     message: Message | None = None
     if isinstance(error, UnknownGame):
         message = Message(N_("no game {game_id!r}"), {"game_id": error.game_id})
@@ -161,7 +165,9 @@ def _http_exception(error: HTTPException) -> Response:
                            errors).response()
     title = error.name
     detail: str | Message = error.description or title
-    if detail == type(error).description and status in GENERIC_DETAILS:
+    if len(error.args) == 1 and isinstance(error.args[0], Message):
+        detail = error.args[0]  # ours, with its template (a request read too slowly: 408)
+    elif detail == type(error).description and status in GENERIC_DETAILS:
         detail = Message(GENERIC_DETAILS[status])  # werkzeug's own text: ours, translated
     if status == 413:
         detail = Message(N_("the request body is larger than this server accepts"))

@@ -374,17 +374,19 @@ class Games(MethodView):
         settings = current_app.extensions["settings"]
         security.require_api_key(settings)
         if data["deals"] and settings.arranged_deals == "forbid":
-            raise Problem(403, "Forbidden", "this server does not accept arranged deals: "
-                          "create the game without deals", code="ARRANGED_DEALS_FORBIDDEN",
-                          errors=[{"field": "deals", "message": "arranged deals are not "
-                                                                "accepted on this server"}])
+            raise Problem(403, "Forbidden", N_("this server does not accept arranged deals: "
+                                               "create the game without deals"),
+                          code="ARRANGED_DEALS_FORBIDDEN",
+                          errors=[{"field": "deals", "message": N_("arranged deals are not "
+                                                                   "accepted on this server")}])
         if data["deals"] and settings.arranged_deals == "closed_only" and None in data[
                 "players"]:
-            raise Problem(403, "Forbidden", "this server accepts arranged deals only in games "
-                          "without an open seat: name every player, or leave out the deals",
+            raise Problem(403, "Forbidden", N_("this server accepts arranged deals only in "
+                                               "games without an open seat: name every "
+                                               "player, or leave out the deals"),
                           code="ARRANGED_DEALS_FORBIDDEN",
-                          errors=[{"field": "deals", "message": "not accepted with an open "
-                                                                "seat on this server"}])
+                          errors=[{"field": "deals", "message": N_("not accepted with an open "
+                                                                   "seat on this server")}])
         security.check_create_limit()
         try:
             answer = _referee().create(data["variant"], data["players"], data["rules"],

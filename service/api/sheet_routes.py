@@ -14,7 +14,7 @@ from flask import Response, current_app, request
 from flask.views import MethodView
 
 from service.api import security
-from service.api.problems import PROBLEM_MIMETYPE, Problem
+from service.api.problems import PROBLEM_MIMETYPE, Problem, detail_of
 from service.api.routes import ApiBlueprint, _bearer, _json
 from service.api.schemas import ProblemSchema
 from service.api.sheet_schemas import (
@@ -25,6 +25,7 @@ from service.api.sheet_schemas import (
     SheetViewSchema,
 )
 from service.numbers import natural
+from service.rules.errors import N_
 from service.sheets import (
     BadSheet,
     SheetAnswer,
@@ -64,7 +65,8 @@ SHEET_LINKS = {
 def _token_first() -> None:
     """A change without a token is a 401 before anything else is looked at."""
     if request.endpoint in TOKEN_ONLY and request.method != "OPTIONS" and _bearer() is None:
-        raise SheetUnauthorized("the sheet's token is required: Authorization: Bearer <token>")
+        raise SheetUnauthorized(N_("the sheet's token is required: Authorization: Bearer "
+                                   "<token>"))
 _ETAG = {"ETag": {"schema": {"type": "string"}, "description": 'the version, "<version>"'}}
 
 
@@ -106,7 +108,7 @@ def _if_match(value: str | None) -> int | None:
         return None
     version = natural(value.strip().removeprefix("W/").strip('"'))
     if version is None:
-        raise BadSheet("If-Match", 'a version of the sheet, as its ETag gives it: "12"')
+        raise BadSheet("If-Match", N_('a version of the sheet, as its ETag gives it: "12"'))
     return version
 
 
@@ -195,34 +197,35 @@ def _bad_sheet(error: BadSheet) -> Response:
 
 
 def _refused(error: SheetRefused) -> Response:
-    return Problem(422, "Unprocessable Content", str(error), code=error.code).response()
+    return Problem(422, "Unprocessable Content", detail_of(error),
+                   code=error.code).response()
 
 
 def _unknown(error: UnknownSheet) -> Response:
-    return Problem(404, "Not Found", str(error)).response()
+    return Problem(404, "Not Found", detail_of(error)).response()
 
 
 def _unauthorized(error: SheetUnauthorized) -> Response:
-    return Problem(401, "Unauthorized", str(error),
+    return Problem(401, "Unauthorized", detail_of(error),
                    headers={"WWW-Authenticate": "Bearer"}).response()
 
 
 def _forbidden(error: SheetForbidden) -> Response:
-    return Problem(403, "Forbidden", str(error)).response()
+    return Problem(403, "Forbidden", detail_of(error)).response()
 
 
 def _stale(error: SheetStale) -> Response:
-    return Problem(412, "Precondition Failed", str(error), current_version=error.current,
+    return Problem(412, "Precondition Failed", detail_of(error), current_version=error.current,
                    headers={"ETag": f'"{error.current}"'}).response()
 
 
 def _reused(error: SheetKeyReused) -> Response:
-    return Problem(422, "Idempotency key reused", str(error),
+    return Problem(422, "Idempotency key reused", detail_of(error),
                    code="IDEMPOTENCY_KEY_REUSED").response()
 
 
 def _busy(error: SheetBusy) -> Response:
-    return Problem(503, "Service Unavailable", str(error),
+    return Problem(503, "Service Unavailable", detail_of(error),
                    headers={"Retry-After": "1"}).response()
 
 

@@ -47,6 +47,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from service.rules import Code, GameState, new_game
+from service.rules.errors import N_, Message
 from service.rules.views import public_view, seat_view
 from service.store import GameExists, GameNotFound, IdempotentReplay, Loaded, VersionConflict
 from service.store.records import IdempotencyRecord
@@ -71,15 +72,23 @@ ALIAS_PREFIX = "join-"
 NOT_A_CODE = ("not a join code: a join code is 8 letters and digits (ASCII, without 0, O, 1 "
               "and I), as K7QP-M2XD; case, '-' and blanks do not count")
 """The detail of a join code refused for its form (no game looked up)."""
+STATUS_WORDS = {"waiting": N_("waiting"), "playing": N_("playing"),
+                "finished": N_("finished"), "aborted": N_("aborted")}
+"""A game's ``status`` as a refusal words it (translated; ``status`` itself never is)."""
+
+
+def _status(status: str) -> Message:
+    return Message(STATUS_WORDS.get(status, status))
 
 
 class LobbyError(RefereeError):
-    """A lobby request refused: ``status``, a stable ``code`` and what is wrong."""
+    """A lobby request refused: ``status``, a stable ``code`` and what is wrong (a fixed
+    text of :data:`service.api.i18n.FIXED_DETAILS` or a :class:`Message`: translated)."""
 
     status = 409
     code = "CONFLICT"
 
-    def __init__(self, message: str, **extra: Any) -> None:
+    def __init__(self, message: str | Message, **extra: Any) -> None:
         super().__init__(message)
         self.extra = extra
 
@@ -453,7 +462,7 @@ class LobbyReferee(Referee):
                 scope, bound)
             if done is not None:
                 return done
-        raise Contention(f"game {game_id!r} is busy; retry")
+        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))
 
     # -- joining ----------------------------------------------------------------------------
 
@@ -485,7 +494,8 @@ class LobbyReferee(Referee):
         if not _is_waiting(doc):
             status = GameState.from_dict(doc["state"]).status
             raise SeatTaken("the game has started: no seat is open" if status == "playing"
-                            else f"the game is {status}: no seat is open")
+                            else Message(N_("the game is {status}: no seat is open"),
+                                         {"status": _status(status)}))
         return loaded, doc
 
     def preview(self, code: str) -> Answer:
@@ -510,7 +520,8 @@ class LobbyReferee(Referee):
                 return retry.replay(loaded.idempotency)
             players: list[str | None] = list(doc["lobby"]["players"])
             if seat is not None and not 0 <= seat < len(players):
-                raise BadSeat(f"seat: this game has seats 0 to {len(players) - 1}",
+                raise BadSeat(Message(N_("seat: this game has seats 0 to {last}"),
+                                      {"last": len(players) - 1}),
                               errors=[{"field": "seat", "message":
                                        f"not a seat of this game (0 to {len(players) - 1})"}])
             if seat is None:
@@ -519,7 +530,8 @@ class LobbyReferee(Referee):
                     raise SeatTaken("every seat of this game is taken", game_id=game_id)
                 taken = open_seats[0]
             elif players[seat] is not None:
-                raise SeatTaken(f"seat {seat} is taken", game_id=game_id, seat=seat)
+                raise SeatTaken(Message(N_("seat {seat} is taken"), {"seat": seat}),
+                                game_id=game_id, seat=seat)
             else:
                 taken = seat
             token = _seat_token(game_id, taken)
@@ -553,7 +565,7 @@ class LobbyReferee(Referee):
                                        scope, retry)
             if done is not None:
                 return done
-        raise Contention(f"game {game_id!r} is busy; retry")
+        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))
 
     def _commit_answer(self, game_id: str, version: int, doc: Mapping[str, Any],
                        record: bytes, answer: Answer, scope: str | None,
@@ -569,7 +581,7 @@ class LobbyReferee(Referee):
         except IdempotentReplay as replay:
             assert retry is not None
             return retry.replay(replay.record)
-        raise Contention(f"game {game_id!r} is busy; retry")
+        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))
 
     # -- the host -------------------------------------------------------------------------
 
@@ -590,14 +602,15 @@ class LobbyReferee(Referee):
                 continue
             state = GameState.from_dict(doc["state"])
             if state.status != "playing":
-                raise AlreadyOver(f"the game is {state.status} already")
+                raise AlreadyOver(Message(N_("the game is {status} already"),
+                                          {"status": _status(state.status)}))
             state.status = "aborted"
             state.winners = []
             new_doc = {**doc, "state": state.to_compact()}
             if self._commit(game_id, loaded.version, new_doc, record):
                 return Answer(_decorated(public_view(state, game_id, version), new_doc),
                               version)
-        raise Contention(f"game {game_id!r} is busy; retry")
+        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))
 
     def reopen(self, game_id: str, seat: int, token: str | None) -> Answer:
         """The host opens a seat of a waiting game again: its token stops working."""
@@ -610,7 +623,8 @@ class LobbyReferee(Referee):
             players: list[str | None] = list(doc["lobby"]["players"])
             if not 0 <= seat < len(players):
                 raise BadSeat(
-                    f"seat: this game has seats 0 to {len(players) - 1}",
+                    Message(N_("seat: this game has seats 0 to {last}"),
+                            {"last": len(players) - 1}),
                     errors=[{"field": "seat", "message": "not a seat of this game"}])
             if players[seat] is None:
                 return Answer(waiting_view(doc, game_id, loaded.version), loaded.version)
@@ -622,7 +636,7 @@ class LobbyReferee(Referee):
             record = _lobby_record(version, None, [{"type": "seat_opened", "seat": seat}])
             if self._commit(game_id, loaded.version, new_doc, record):
                 return Answer(waiting_view(new_doc, game_id, version), version)
-        raise Contention(f"game {game_id!r} is busy; retry")
+        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))
 
     # -- rematch ----------------------------------------------------------------------------
 
@@ -640,8 +654,8 @@ class LobbyReferee(Referee):
             status = ("aborted" if doc.get("aborted") else "waiting") if _is_waiting(doc) \
                 else GameState.from_dict(doc["state"]).status
             if status != "finished":
-                raise GameNotFinished("a rematch follows a finished game; this one is "
-                                      f"{status}")
+                raise GameNotFinished(Message(N_("a rematch follows a finished game; this one "
+                                                 "is {status}"), {"status": _status(status)}))
             rematch = doc.get("rematch")
             if rematch is None:
                 new_id = self._create_rematch(doc, GameState.from_dict(doc["state"]))
@@ -653,7 +667,7 @@ class LobbyReferee(Referee):
                     # one, which nobody can enter, expires as an unplayed game does)
                 rematch = new_doc["rematch"]
             return self._claim_rematch(str(rematch["game_id"]), seat, scope, retry)
-        raise Contention(f"game {game_id!r} is busy; retry")
+        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))
 
     def _claim_rematch(self, new_id: str, seat: int, scope: str | None,
                        retry: Retry | None) -> Answer:
@@ -679,7 +693,7 @@ class LobbyReferee(Referee):
                 scope, retry)
             if done is not None:
                 return done
-        raise Contention(f"game {new_id!r} is busy; retry")
+        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": new_id}))
 
     def _create_rematch(self, doc: Mapping[str, Any], old: GameState) -> str:
         """Create the next match of ``old`` (its document ``doc``) and answer its id: no

@@ -65,17 +65,18 @@ def check_one_meld(variant_id: str, overrides: Mapping[str, Any] | None,
 
 
 FACT_QUESTIONS: dict[str, str] = {
-    "all_at_once": "did the player who went out put down their whole hand in one turn, "
-                   "without having melded or laid off before? true or false "
-                   "(BASIC-RUMMY, R51-ALL-AT-ONCE)",
-    "opened": "who had opened, that is put down their first melds, by the end of the "
-              "hand? (R51-OPEN: a player who had not opened scores 100)",
-    "final_discard": "which card did the player who went out discard last? (R51-SCORE: "
-                     "a joker doubles the score again)",
-    "jokers_used": "how many jokers did the player who went out put down in that "
-                   "all-at-once finish? 0, 1, 2 … (L14-DRY)",
+    "all_at_once": N_("did the player who went out put down their whole hand in one turn, "
+                      "without having melded or laid off before? true or false "
+                      "(BASIC-RUMMY, R51-ALL-AT-ONCE)"),
+    "opened": N_("who had opened, that is put down their first melds, by the end of the "
+                 "hand? (R51-OPEN: a player who had not opened scores 100)"),
+    "final_discard": N_("which card did the player who went out discard last? (R51-SCORE: "
+                        "a joker doubles the score again)"),
+    "jokers_used": N_("how many jokers did the player who went out put down in that "
+                      "all-at-once finish? 0, 1, 2 … (L14-DRY)"),
 }
-"""What each fact a variant's scoring may need is, asked as a question to a person."""
+"""What each fact a variant's scoring may need is, asked as a question to a person (marked
+for translation: the HTTP layer translates a ``400``'s per-field messages)."""
 
 
 class MissingFact(ValueError):
@@ -118,9 +119,9 @@ def score_one_hand(variant_id: str, overrides: Mapping[str, Any] | None,
         raise MissingFact("hands", f"more copies than the {variant.name} deck holds: " + ", ".join(
             f"{card} {over[card]} times (the deck holds {deck[card]})" for card in sorted(over)))
     if went_out is not None and hands[went_out] and not vr.knocker_keeps_deadwood:
-        raise MissingFact(f"hands.{went_out}", "the seat that went out holds no card "
-                                               "(C-OUT): hands are the cards each seat "
-                                               "still holds")
+        raise MissingFact(f"hands.{went_out}", N_("the seat that went out holds no card "
+                                                  "(C-OUT): hands are the cards each seat "
+                                                  "still holds"))
     needs = [name for name in vr.score_needs if facts.get(name) is None
              and _needed(name, went_out, facts)]
     if needs:
@@ -129,7 +130,7 @@ def score_one_hand(variant_id: str, overrides: Mapping[str, Any] | None,
         raise MissingFact(*asked[0], *asked[1:])
     opened = facts.get("opened")
     if opened is not None and len(opened) != n:
-        raise MissingFact("opened", "one true/false per player is required")
+        raise MissingFact("opened", N_("one true/false per player is required"))
     end = HandEnd(hands=hands, went_out=went_out,
                   all_at_once=bool(facts.get("all_at_once") or False),
                   opened=opened, final_discard=facts.get("final_discard"),

@@ -10,8 +10,10 @@ language, with the same placeholders, and the committed ``.mo`` files in step wi
 from __future__ import annotations
 
 import ast
+import json
 import re
 import string
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -21,13 +23,22 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.mofile import read_mo
 from babel.messages.pofile import read_po
+from flask import Flask
 from flask.testing import FlaskClient
+from werkzeug.exceptions import HTTPException
 
-from service.api import i18n
+from service import serving_limits
+from service.api import i18n, problems
 from service.app import create_app
 from service.config import Settings
+from service.referee.errors import RefereeError
 from service.rules import Code, RuleId, Violation
-from service.rules.errors import Message, Reason
+from service.rules.cards import CardError
+from service.rules.checks import MissingFact
+from service.rules.engine import SetupError
+from service.rules.errors import N_, MalformedMove, Message, Reason
+from service.rules.ruleset import RulesError
+from service.sheets import SheetError
 from tests.support.basic_game import Game, deal_a
 from tests.support.deals import auth
 from tests.support.modules import MODULES, imported_modules, module_name
@@ -80,6 +91,11 @@ def answer(resp: Any, status: int, language: str, code: str | None = None) -> di
 def cards(text: str) -> list[str]:
     """Card codes, ranks and suits named in ``text``."""
     return sorted(re.findall(r"\b(?:[A2-9TJQK][SHDC]|JK|[A2-9TJQKSHDC])\b", text))
+
+
+def codes(text: str) -> list[str]:
+    """The card codes named in ``text`` (as written: a code never changes)."""
+    return sorted(re.findall(r"\b(?:[A2-9TJQK][SHDC]|JK)\b", text))
 
 
 def lang(language: str) -> dict[str, str]:
@@ -529,3 +545,411 @@ def test_an_unknown_field_names_the_fields_of_its_object_a_close_match_first(
         "variant": "basic", "cards": ["7H", "8H", "9H"], "rulse": {}}).get_json()
     assert danish["errors"][0]["message"] == ("ukendt felt; mente du 'rules'? Dette objekt "
                                               "tager: variant, rules, cards")
+
+
+# ---------------------------------------------------------------------------------------
+# Nothing a client can be told is left out of the catalogs
+
+
+ERROR_BASES = (RefereeError, SheetError, HTTPException, MissingFact, SetupError, MalformedMove,
+               RulesError, CardError)
+"""What the service refuses with: every subclass of these is answered as a problem, its
+text as ``detail`` or a field's ``message``."""
+ERROR_HELPERS = {"Problem", "bad_request", "_bad_field", "too_many_open", "ValidationError",
+                 "_unread"}
+"""The functions that make a problem, or marshmallow's error, of a text."""
+
+
+def _subclasses(base: type) -> set[type]:
+    found = set(base.__subclasses__())
+    for sub in list(found):
+        found |= _subclasses(sub)
+    return found
+
+
+def _callee(func: ast.expr) -> str:
+    return func.id if isinstance(func, ast.Name) else (
+        func.attr if isinstance(func, ast.Attribute) else "")
+
+
+def _skeleton(node: ast.expr) -> str | None:
+    """A string expression's fixed text, each computed part as ``\\0`` (None: not a string
+    expression)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "\0" for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _skeleton(node.left), _skeleton(node.right)
+        if left is None and right is None:
+            return None
+        return (left if left is not None else "\0") + (right if right is not None else "\0")
+    return None
+
+
+def _template_skeleton(template: str) -> str | None:
+    try:
+        return "".join(literal + ("\0" if name is not None else "")
+                       for literal, name, _, _ in string.Formatter().parse(template))
+    except ValueError:
+        return None
+
+
+def _texts(node: ast.AST, constants: dict[str, str]) -> list[ast.expr]:
+    """The string expressions a call's argument holds (not those under ``N_`` or
+    ``Message``, extracted as they are; not a dict's ``field`` names), a module constant
+    by its value."""
+    if isinstance(node, ast.Call) and _callee(node.func) in ("N_", "Message"):
+        return []
+    if isinstance(node, ast.Name) and node.id in constants:
+        return [ast.Constant(constants[node.id])]
+    if _skeleton(node) is not None:  # type: ignore[arg-type]
+        return [node]  # type: ignore[list-item]
+    if isinstance(node, ast.Dict):
+        return [text for key, value in zip(node.keys, node.values, strict=True)
+                if not (isinstance(key, ast.Constant) and key.value == "field")
+                for text in _texts(value, constants)]
+    if isinstance(node, ast.Call):
+        return [text for arg in node.args for text in _texts(arg, constants)]
+    return [text for child in ast.iter_child_nodes(node) for text in _texts(child, constants)]
+
+
+def untranslated_texts() -> list[str]:
+    """Every text written in the service's source that a problem may say (a title, a
+    detail, a field's message) and no catalog holds: as ``file:line: text``."""
+    with (TRANSLATIONS / "messages.pot").open("rb") as f:
+        msgids = {m.id for m in read_po(f) if m.id}
+    # a text with computed parts is translated only where it is read back into its
+    # template: a field's message (i18n.FIELD_MESSAGES), or a game busy (detail_of)
+    read_back = [*i18n.FIELD_MESSAGES, "game {game_id!r} is busy; retry"]
+    known = msgids | {s for s in map(_template_skeleton, read_back) if s is not None}
+    callees = ERROR_HELPERS | {c.__name__ for base in ERROR_BASES for c in _subclasses(base)}
+    found = []
+    for path in sorted(SERVICE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        constants = {node.targets[0].id: node.value.value for node in tree.body
+                     if isinstance(node, ast.Assign) and len(node.targets) == 1
+                     and isinstance(node.targets[0], ast.Name)
+                     and isinstance(node.value, ast.Constant)
+                     and isinstance(node.value.value, str)}
+        for call in ast.walk(tree):
+            if not (isinstance(call, ast.Call) and _callee(call.func) in callees):
+                continue
+            arguments = [*call.args, *(k.value for k in call.keywords if k.arg == "errors")]
+            for index, argument in enumerate(arguments):
+                title = _callee(call.func) == "Problem" and index == 1
+                for text in _texts(argument, constants):
+                    words = _skeleton(text)
+                    assert words is not None
+                    if words in known or not re.search(r"[^\W\d_]", words):
+                        continue  # in a catalog, or no words at all ("{field}.{i}")
+                    if not title and re.fullmatch(r"[\w.\-\0]+", words):
+                        continue  # a field name, a code ("If-Match", "SHEET_FULL")
+                    found.append(f"{path.relative_to(ROOT)}:{text.lineno}: {words!r}")
+    return found
+
+
+def test_every_text_a_problem_may_say_is_marked_for_translation() -> None:
+    """A title, detail or field message written in a ``raise`` (or a problem made) must be
+    a message of the catalogs: marked with ``N_`` or a :class:`Message` where it is written,
+    listed in i18n.FIXED_DETAILS (a plain detail) or i18n.FIELD_MESSAGES (a field's message
+    read back into its template), and translated (the tests above)."""
+    assert untranslated_texts() == []
+
+
+def test_the_guard_finds_an_unmarked_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    (tmp_path / "new.py").write_text(
+        'def f(seat):\n'
+        '    raise SeatTaken(f"seat {seat} is gone")\n'
+        'def g():\n'
+        '    raise Problem(409, "Clash", N_("unknown host token"))\n'
+        'def h(seat):\n'
+        '    raise SeatTaken(Message(N_("seat {seat} is gone"), {"seat": seat}))\n', "utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "SERVICE", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert untranslated_texts() == ["new.py:2: 'seat \\x00 is gone'", "new.py:4: 'Clash'"]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_msgid_of_the_template_has_a_translation(language: str) -> None:
+    with (TRANSLATIONS / "messages.pot").open("rb") as f:
+        template = [m.id for m in read_po(f) if m.id]
+    po = catalog(language)
+    untranslated = [msgid for msgid in template
+                    if po.get(msgid) is None or not po.get(msgid).string
+                    or po.get(msgid).fuzzy]
+    assert untranslated == []
+
+
+# ---------------------------------------------------------------------------------------
+# The lobby, score sheets and arranged deals over HTTP
+
+HOST_ON_SEAT = {
+    "en": "this is a host token: it manages the game and sees no hand; a seat's own token "
+          "is needed here",
+    "da": "dette er en værtsnøgle: den styrer spillet og ser ingen hånd; her kræves pladsens "
+          "egen nøgle",
+    "pt": "este é um token de anfitrião: gere o jogo e não vê nenhuma mão; aqui é preciso o "
+          "token do próprio lugar",
+    "sv": "det här är en värdnyckel: den sköter spelet och ser ingen hand; här krävs "
+          "platsens egen nyckel",
+    "cs": "toto je token hostitele: spravuje hru a nevidí žádnou ruku; zde je potřeba "
+          "vlastní token místa",
+}
+UNKNOWN_SHEET_TOKEN = {"en": "unknown sheet token", "da": "ukendt pointskemanøgle",
+                       "pt": "token de folha desconhecido", "sv": "okänd protokollnyckel",
+                       "cs": "neznámý token listu"}
+NO_ARRANGED_DEALS = {
+    "en": "this server does not accept arranged deals: create the game without deals",
+    "da": "denne server accepterer ikke arrangerede kortgivninger: opret spillet uden deals",
+    "pt": "este servidor não aceita distribuições combinadas: crie o jogo sem deals",
+    "sv": "den här servern tar inte emot arrangerade givar: skapa spelet utan deals",
+    "cs": "tento server nepřijímá předem připravená rozdání: vytvořte hru bez deals",
+}
+ALREADY_ABORTED = {"en": "the game is aborted already", "da": "spillet er allerede afbrudt",
+                   "pt": "o jogo já está cancelado", "sv": "spelet är redan avbrutet",
+                   "cs": "hra už je zrušená"}
+
+
+def _both(client: FlaskClient, language: str, method: str, path: str,
+          **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The same request in English and in ``language``: their problems."""
+    headers = kwargs.pop("headers", {})
+    english = getattr(client, method)(path, headers=headers, **kwargs)
+    asked = getattr(client, method)(path, headers={**headers, **lang(language)}, **kwargs)
+    assert english.status_code == asked.status_code, (english.get_json(), asked.get_json())
+    return english.get_json(), answer(asked, asked.status_code, language)
+
+
+def _translated(english: dict[str, Any], got: dict[str, Any], where: str) -> None:
+    """``got`` is ``english`` translated: title, detail and each field's message, with the
+    same type, code and fields."""
+    assert got["title"] != english["title"], (where, got)
+    assert got["detail"] != english["detail"], (where, got)
+    assert (got["type"], got.get("code")) == (english["type"], english.get("code")), where
+    assert [e["field"] for e in got.get("errors", [])] == [
+        e["field"] for e in english.get("errors", [])], where
+    for mine, theirs in zip(got.get("errors", []), english.get("errors", []), strict=True):
+        assert mine["message"] != theirs["message"], (where, mine)
+
+
+@pytest.mark.parametrize("language", ["en", *LANGUAGES])
+def test_a_host_token_on_a_seat_endpoint_is_refused_in_the_language(
+        client: FlaskClient, language: str) -> None:
+    created = client.post("/v1/games", json={"variant": "basic",
+                                             "players": ["Ana", "Bo"]}).get_json()
+    resp = client.get(f"/v1/games/{created['game_id']}/me",
+                      headers={**auth(created["host_token"]), **lang(language)})
+    problem = answer(resp, 403, language)
+    assert problem["title"] == {"en": "Forbidden", "da": "Forbudt", "pt": "Proibido",
+                                "sv": "Förbjudet", "cs": "Zakázáno"}[language]
+    assert problem["detail"] == HOST_ON_SEAT[language]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_lobby_refuses_in_the_language(client: FlaskClient, language: str) -> None:
+    created = client.post("/v1/games", json={"variant": "basic",
+                                             "players": ["Ana", None]}).get_json()
+    gid, host, seat = created["game_id"], created["host_token"], created["seats"][0]["token"]
+    cases: list[tuple[str, str, str, dict[str, Any]]] = [
+        ("seat token as host", "delete", f"/v1/games/{gid}", {"headers": auth(seat)}),
+        ("made-up host token", "delete", f"/v1/games/{gid}",
+         {"headers": auth(f"{gid}.host.made-up")}),
+        ("no host token", "post", f"/v1/games/{gid}/seats/1/open", {}),
+        ("seat taken", "post", "/v1/join",
+         {"json": {"code": created["join_code"], "name": "Cy", "seat": 0}}),
+        ("no such seat", "post", "/v1/join",
+         {"json": {"code": created["join_code"], "name": "Cy", "seat": 5}}),
+        ("not a join code", "post", "/v1/join", {"json": {"code": "!!", "name": "Cy"}}),
+        ("no game of the code", "post", "/v1/join",
+         {"json": {"code": "2222-2222", "name": "Cy"}}),
+        ("not started", "post", f"/v1/games/{gid}/moves",
+         {"json": {"type": "draw", "source": "stock"}, "headers": auth(seat)}),
+        ("rematch of a waiting game", "post", f"/v1/games/{gid}/rematch",
+         {"headers": auth(seat)}),
+    ]
+    for where, method, path, kwargs in cases:
+        _translated(*_both(client, language, method, path, **kwargs), where)
+    assert client.delete(f"/v1/games/{gid}", headers=auth(host)).status_code == 200
+    _translated(*_both(client, language, "delete", f"/v1/games/{gid}",
+                       headers=auth(host)), "cancelled twice")
+    _translated(*_both(client, language, "post", "/v1/join",
+                       json={"code": created["join_code"], "name": "Cy"}), "cancelled")
+
+
+@pytest.mark.parametrize("language", ["en", *LANGUAGES])
+def test_a_game_status_is_worded_in_the_language(client: FlaskClient,
+                                                 language: str) -> None:
+    game = Game(client)
+    host = auth(game.created["host_token"])
+    assert client.delete(game.path, headers=host).status_code == 200
+    assert game.public()["status"] == "aborted"
+    resp = client.delete(game.path, headers={**host, **lang(language)})
+    assert answer(resp, 409, language)["detail"] == ALREADY_ABORTED[language]
+
+
+@pytest.mark.parametrize("language", ["en", *LANGUAGES])
+def test_a_wrong_sheet_token_is_refused_in_the_language(client: FlaskClient,
+                                                        language: str) -> None:
+    sheets = [client.post("/v1/scoresheets", json={"variant": "basic", "players": ["Ana", "Bo"]}
+                          ).get_json() for _ in range(2)]
+    path = f"/v1/scoresheets/{sheets[0]['sheet_id']}/hands"
+    hand = {"points": {"Ana": 0, "Bo": 10}}
+    resp = client.post(path, json=hand, headers={**auth(f"{sheets[0]['sheet_id']}.wrong"),
+                                                 **lang(language)})
+    assert answer(resp, 401, language)["detail"] == UNKNOWN_SHEET_TOKEN[language]
+    if language == "en":
+        return
+    for where, headers in (("another sheet's token", auth(sheets[1]["token"])),
+                           ("no token", {})):
+        _translated(*_both(client, language, "post", path, json=hand, headers=headers), where)
+    last = f"/v1/scoresheets/{sheets[0]['sheet_id']}/hands/last"
+    _translated(*_both(client, language, "delete", last, headers=auth(sheets[0]["token"])),
+                "no hand to take back")
+    _translated(*_both(client, language, "post", path, json=hand,
+                       headers={**auth(sheets[0]["token"]), "If-Match": '"7"'}), "stale")
+    _translated(*_both(client, language, "get", "/v1/scoresheets/nosuch"), "no such sheet")
+
+
+BAD_SHEET_HANDS: list[tuple[str, list[str], dict[str, Any]]] = [
+    # (variant, players, a hand the sheet refuses): each message read back and translated
+    ("basic", ["Ana", "Bo"], {"went_out": "Ana", "hands": {"Bo": ["KS"]}}),
+    ("basic", ["Ana", "Bo"], {"went_out": "Ana", "hands": {"Bo": ["AS", "as", "A♠"]},
+                              "all_at_once": False}),
+    ("basic", ["Ana", "Bo"], {"went_out": "Ana", "hands": {"Bo": ["jk"]},
+                              "all_at_once": False}),
+    ("basic", ["Ana", "Bo"], {"went_out": "Ana", "hands": {"Ana": ["KS"], "Bo": []},
+                              "all_at_once": False}),
+    ("basic", ["Ana", "Bo"], {"went_out": "Ana", "hands": {"Bo": []}, "all_at_once": 3}),
+    ("basic", ["Ana", "Bo"], {"went_out": ["Ana", "Bo"], "hands": {}}),
+    ("basic", ["Ana", "Bo"], {"went_out": "Ana", "hands": {}, "points": {}}),
+    ("basic", ["Ana", "Bo"], {"points": {"Ana": 0, "Bo": 5}, "completed": ["Ana"]}),
+    ("basic", ["Ana", "Bo"], {"points": [1, 2]}),
+    ("basic", ["Ana", "Bo"], {"went_out": "Ana", "hands": []}),
+    ("rummy51", ["Ana", "Bo"], {"points": {"Ana": -5, "Bo": 10}}),
+    ("rummy51", ["Ana", "Bo"], {"points": {"Ana": 0.5, "Bo": 10}}),
+    ("rummy51", ["Ana", "Bo"], {"points": {"Ana": 0}}),
+    ("rummy51", ["Ana", "Bo"], {"points": {"Ana": 10 ** 6, "Bo": 0}}),
+    ("rummy51", ["Ana", "Bo"], {"went_out": "Ana", "hands": {"Bo": ["KS"]}}),
+    ("dummy", ["Ana", "Bo"], {"points": {"Ana": 0, "Bo": 5}}),
+]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_refused_hand_on_a_score_sheet_is_told_in_the_language(
+        client: FlaskClient, language: str) -> None:
+    for variant, players, hand in BAD_SHEET_HANDS:
+        sheet = client.post("/v1/scoresheets", json={"variant": variant,
+                                                     "players": players}).get_json()
+        english, got = _both(client, language, "post",
+                             f"/v1/scoresheets/{sheet['sheet_id']}/hands", json=hand,
+                             headers=auth(sheet["token"]))
+        _translated(english, got, f"{variant} {hand}")
+        assert codes(got["detail"]) == codes(english["detail"]), got
+    for players in (["Ana", "ana "], ["Ana"]):
+        _translated(*_both(client, language, "post", "/v1/scoresheets",
+                           json={"variant": "basic", "players": players}), str(players))
+
+
+BAD_SCORES: list[dict[str, Any]] = [
+    # POST /v1/scores/hand refusals (service.rules.checks, a variant's hand_problem)
+    {"variant": "basic", "went_out": 0, "hands": [[], ["KS"]]},
+    {"variant": "rummy51", "went_out": 0, "hands": [[], ["KS"]], "all_at_once": True},
+    {"variant": "basic", "went_out": 0, "hands": [["KS"], []], "all_at_once": False},
+    {"variant": "basic", "went_out": 0, "hands": [[], ["KS", "KS"]], "all_at_once": False},
+    {"variant": "basic", "went_out": 0, "hands": [[]], "all_at_once": False},
+    {"variant": "rummy51", "went_out": 0, "hands": [[], ["KS"]], "opened": [True]},
+    {"variant": "gin", "went_out": 0, "hands": [["KS", "QH"], ["2C"]]},
+]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_hand_that_cannot_be_scored_is_told_in_the_language(
+        client: FlaskClient, language: str) -> None:
+    for body in BAD_SCORES:
+        english, got = _both(client, language, "post", "/v1/scores/hand", json=body)
+        _translated(english, got, str(body))
+        assert codes(got["detail"]) == codes(english["detail"]), got
+
+
+@pytest.mark.parametrize("language", ["en", *LANGUAGES])
+def test_an_arranged_deal_refused_is_told_in_the_language(redis_url: str,
+                                                          language: str) -> None:
+    body = {"variant": "basic", "players": ["Ana", None], "deals": [deal_a()]}
+    for mode in ("forbid", "closed_only"):
+        client = create_app(Settings(redis_url=redis_url, rate_limits=(),
+                                     create_rate_limits=(), arranged_deals=mode)).test_client()
+        english = assert_problem(client.post("/v1/games", json=body), 403)
+        got = answer(client.post("/v1/games", json=body, headers=lang(language)), 403,
+                     language, "ARRANGED_DEALS_FORBIDDEN")
+        if mode == "forbid":
+            assert got["detail"] == NO_ARRANGED_DEALS[language]
+        if language != "en":
+            _translated(english, got, mode)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_deal_that_is_not_the_deck_is_told_in_the_language(
+        client: FlaskClient, language: str) -> None:
+    short = {**deal_a(), "stock": deal_a()["stock"][:-3]}
+    for deals in ([short], [{**deal_a(), "discard": []}]):
+        english, got = _both(client, language, "post", "/v1/games", json={
+            "variant": "basic", "players": ["Ana", "Bo"], "dealer": 1, "deals": deals})
+        _translated(english, got, str(deals)[:60])
+        assert codes(got["detail"]) == codes(english["detail"]), got
+
+
+# ---------------------------------------------------------------------------------------
+# Answers made before the app sees the request: a body read too slowly, the gate's
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_body_read_too_slowly_is_a_408_in_the_language(app: Flask, language: str) -> None:
+    with app.test_request_context("/v1/games", headers=lang(language)):
+        resp = problems._http_exception(serving_limits.RequestReadTimeout(4.0))
+    english = app.test_request_context("/v1/games")
+    with english:
+        theirs = problems._http_exception(serving_limits.RequestReadTimeout(4.0))
+    assert theirs.get_json()["detail"] == "the request did not arrive whole within 4 s"
+    problem = answer(resp, 408, language)
+    assert problem["title"] != "Request Timeout"
+    assert problem["detail"] != theirs.get_json()["detail"] and "4 s" in problem["detail"]
+
+
+@pytest.mark.parametrize(("head", "chosen"), [
+    (b"GET / HTTP/1.1\r\nHost: x\r\nAccept-Language: sv, en;q=0.5\r\n\r\n", "sv"),
+    (b"POST /v1/games HTTP/1.1\r\naccept-language:pt-BR\r\nContent-Length: 9\r\n\r\n{", "pt"),
+    (b"GET / HTTP/1.1\r\nAccept-Language: fr\r\nAccept-Language: cs\r\n\r\n", "cs"),
+    (b"GET / HTTP/1.1\r\nHost: x\r\nAccept-Language: da\r\n", "da"),  # head still coming
+    (b"GET / HTTP/1.1\r\nHost: x\r\nAccept-Language: da", "en"),  # its line not whole
+    (b"GET / HTTP/1.1\r\nHost: x\r\n\r\nAccept-Language: da\r\n", "en"),  # the body's
+    (b"GET / HTTP/1.1\r\nX-Accept-Language: da\r\n\r\n", "en"),
+    (b"", "en"),
+])
+def test_the_gate_answers_in_the_language_of_the_request_it_read(head: bytes,
+                                                                  chosen: str) -> None:
+    answers = serving_limits._problems(
+        503, "Service Unavailable",
+        Message(N_("the server is restarting: send the request again")), code="RESTARTING",
+        headers="Retry-After: 1\r\n")
+    assert sorted(answers) == sorted(["en", *LANGUAGES])
+    sent = serving_limits.answer_in(answers, head)
+    status, _, rest = sent.partition(b"\r\n")
+    assert status == b"HTTP/1.1 503 Service Unavailable"  # the reason phrase stays English
+    head_lines, _, body = rest.partition(b"\r\n\r\n")
+    assert f"Content-Language: {chosen}".encode() in head_lines.split(b"\r\n")
+    problem = json.loads(body)
+    assert problem["type"].endswith("/restarting") and problem["code"] == "RESTARTING"
+    english = json.loads(answers["en"].partition(b"\r\n\r\n")[2])
+    assert english["detail"] == "the server is restarting: send the request again"
+    assert (problem["detail"] == english["detail"]) == (chosen == "en")
+    assert (problem["title"] == "Service Unavailable") == (chosen == "en")
+
+
+def test_the_gates_408_is_made_in_every_language() -> None:
+    limits = serving_limits.Limits(timeout=2.5, max_body=1024, per_address=0)
+    assert sorted(limits.timeout_answers) == sorted(["en", *LANGUAGES])
+    details = {json.loads(a.partition(b"\r\n\r\n")[2])["detail"]
+               for a in limits.timeout_answers.values()}
+    assert len(details) == 1 + len(LANGUAGES) and all("2.5 s" in d for d in details)
