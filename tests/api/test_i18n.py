@@ -812,6 +812,31 @@ def test_a_wrong_sheet_token_is_refused_in_the_language(client: FlaskClient,
     _translated(*_both(client, language, "get", "/v1/scoresheets/nosuch"), "no such sheet")
 
 
+SHEET_OVER = {
+    "en": "the match on this sheet is over (Ana and Bo won): it takes no more hands",
+    "da": "matchen på dette pointskema er slut (Ana og Bo vandt): det tager ikke flere runder",
+    "pt": "a partida desta folha terminou (vitória de Ana e Bo): já não aceita mais mãos",
+    "sv": "matchen i det här protokollet är slut (Ana och Bo vann): det tar inte emot fler "
+          "givar",
+    "cs": "zápas na tomto listu skončil (vítěz: Ana a Bo): další rozdání už nepřijímá",
+}
+
+
+@pytest.mark.parametrize("language", ["en", *LANGUAGES])
+def test_a_finished_sheet_names_its_winners_in_the_language(client: FlaskClient,
+                                                            language: str) -> None:
+    sheet = client.post("/v1/scoresheets", json={
+        "variant": "basic", "players": ["Ana", "Bo"],
+        "rules": {"match_end": {"target": 100}}}).get_json()
+    path, headers = f"/v1/scoresheets/{sheet['sheet_id']}/hands", auth(sheet["token"])
+    hand = {"points": {"Ana": 200, "Bo": 200}}
+    assert client.post(path, json=hand, headers=headers).get_json()["winners"] == ["Ana", "Bo"]
+    resp = client.post(path, json=hand, headers={**headers, **lang(language)})
+    problem = answer(resp, 422, language, "SHEET_FINISHED")
+    assert problem["detail"] == SHEET_OVER[language]
+    assert (problem["title"] == "Unprocessable Content") == (language == "en")
+
+
 BAD_SHEET_HANDS: list[tuple[str, list[str], dict[str, Any]]] = [
     # (variant, players, a hand the sheet refuses): each message read back and translated
     ("basic", ["Ana", "Bo"], {"went_out": "Ana", "hands": {"Bo": ["KS"]}}),
