@@ -78,8 +78,8 @@ from service.config import Settings
 from service.rules.errors import N_, Message
 
 __all__ = ["COMPLETE", "HEAD_ONLY", "INCOMPLETE", "ConnectionGate", "GatedListener",
-           "GatedSocket", "RequestReadTimeout", "address_key", "install", "request_state",
-           "stop_listening"]
+           "GatedSocket", "RequestReadTimeout", "address_key", "answer_in", "install",
+           "request_state", "stop_listening"]
 
 # --- what has arrived of a request ------------------------------------------------------------
 
