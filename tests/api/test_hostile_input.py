@@ -287,6 +287,10 @@ def _fullwidth(code: str) -> str:
 
 
 def _arabic_indic(code: str) -> str:
+    """``code`` with its digits written as Arabic-Indic ones (``٧``); a code drawn without
+    a digit gets one in place of its last character, so that it always changes."""
+    if not any(c.isdigit() for c in code):
+        code = code[:-1] + "7"
     return "".join(chr(0x0660 + int(c)) if c.isdigit() else c for c in code)
 
 
