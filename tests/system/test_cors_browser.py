@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -139,7 +140,10 @@ def test_a_page_on_another_origin_uses_every_header(browser: Any, api: Server,  
     assert '"requests";q=1000;w=60' in view["headers"]["ratelimit-policy"], view["headers"]
     assert view["headers"]["ratelimit"].startswith('"requests";r=')
     assert '"create";q=4;w=60' in created["headers"]["ratelimit-policy"], created["headers"]
-    assert '"create";r=3;' in created["headers"]["ratelimit"], created["headers"]
+    # what is left of the window: at most 3 (the Redis is shared with other tests' servers,
+    # which may have created games from this address within the minute)
+    left = re.search(r'"create";r=(\d+);t=(\d+)', created["headers"]["ratelimit"])
+    assert left is not None and int(left[1]) <= 3 and 0 < int(left[2]) <= 60, created["headers"]
     poll = out["poll"]  # a long poll the move answered, with the preference it applied
     assert poll["status"] == 200, poll
     assert poll["headers"]["preference-applied"] == "wait=10", poll["headers"]
