@@ -138,10 +138,21 @@ def ensure_chromium() -> None:
               "(Debian: sudo apt-get install -y chromium)", flush=True)
 
 
+def _spread(args: list[str]) -> list[str]:
+    """pytest-xdist's arguments that spread the quick tests over the machine's CPUs (up to
+    four), unless the caller chose (``-n``) or there is one CPU; each worker starts its own
+    redis-server, as a single run does."""
+    cpus = min(os.cpu_count() or 1, 4)
+    if cpus < 2 or any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args):
+        return []
+    return ["-n", str(cpus)]
+
+
 def test(args: list[str]) -> int:
     """ruff, mypy and pytest. ``--quick``: pytest leaves out the ``slow`` tests (tests/system/:
-    browsers, served processes, generated clients, docker-compose, long fuzz runs), and
-    neither docker-compose nor Chromium is installed for them."""
+    browsers, served processes, generated clients, docker-compose, long fuzz runs) and runs
+    the rest on every CPU (:func:`_spread`), and neither docker-compose nor Chromium is
+    installed for them."""
     quick = "--quick" in args
     args = [a for a in args if a != "--quick"]
     ensure_venv("test")
@@ -155,7 +166,7 @@ def test(args: list[str]) -> int:
          "gunicorn.conf.py", env=env)
     _run(BIN / "mypy", "--strict", "service", "bench", env=env)
     if quick:
-        args = ["-m", "not slow", *args]
+        args = ["-m", "not slow", *_spread(args), *args]
     print("+ pytest", " ".join(args), flush=True)
     return subprocess.run([str(BIN / "python"), "-m", "pytest", *args], cwd=ROOT,
                           env=env).returncode

@@ -64,6 +64,7 @@ def needs_openspiel() -> None:
     pytest.skip(f"{MISSING}: install pyproject's test extra")
 
 
+@pytest.mark.slow  # a long random run: 300 games against OpenSpiel
 def test_300_games_in_lockstep_with_openspiel() -> None:
     """GIN-*: the same legal moves, phases, deadwood and scores at every step, in 300 games
     that reach a scored end; the games stopped early (by design, above) are few, and the
@@ -131,6 +132,7 @@ def test_a_divergence_is_reported(lockstep: str, found: str) -> None:
             globals()[lockstep](seed).run()
 
 
+@pytest.mark.slow  # two Python processes of their own
 def test_a_missing_openspiel_fails_in_ci_and_is_skipped_elsewhere(tmp_path: Path) -> None:
     """This file run where ``pyspiel`` cannot be imported (a stand-in that raises as a
     missing module does): its lockstep tests fail with ``CI=true``, are skipped without."""
