@@ -30,6 +30,8 @@ LOBBY_CODES = ("SEAT_TAKEN", "UNKNOWN_JOIN_CODE", "GAME_STARTED", "GAME_NOT_FINI
 MAX_PLAYERS = 6
 MAX_DEALS = 50
 MAX_NAME = 40
+IDEMPOTENCY_KEY = r"^[\x21-\x7e]{1,200}$"
+"""What an ``Idempotency-Key`` may be: 1-200 visible ASCII characters."""
 NAME_PATTERN = (r"^[^\x00-\x1f\x7f-\x9f\ud800-\udfff]*[^\s\x00-\x1f\x7f-\x9f\ud800-\udfff]"
                 r"[^\x00-\x1f\x7f-\x9f\ud800-\udfff]*$(?!\n)")
 """A player's name: shown to every seat and in the web table, so not blank and free of
@@ -766,7 +768,7 @@ class MoveHeadersSchema(ma.Schema):
     if_match = fields.String(data_key="If-Match", metadata={
         "description": 'apply only if the game is at this version ("<version>"); 412 if not'})
     idempotency_key = fields.String(
-        data_key="Idempotency-Key", validate=validate.Regexp(r"^[\x21-\x7e]{1,200}$"),
+        data_key="Idempotency-Key", validate=validate.Regexp(IDEMPOTENCY_KEY),
         metadata={"description": "retry-safe key, scoped to the game and seat: a repeated "
                                  "request returns the first answer and applies nothing twice; "
                                  "1-200 visible ASCII characters"})
@@ -1218,7 +1220,7 @@ class RetryHeadersSchema(ma.Schema):
         unknown = ma.EXCLUDE
 
     idempotency_key = fields.String(
-        data_key="Idempotency-Key", validate=validate.Regexp(r"^[\x21-\x7e]{1,200}$"),
+        data_key="Idempotency-Key", validate=validate.Regexp(IDEMPOTENCY_KEY),
         metadata={"description": "retry-safe key: a repeated request with the same key and "
                                  "body answers as the first did (the same seat and token) and "
                                  "takes nothing twice; the same key with another body is "
@@ -1230,7 +1232,7 @@ class RotateHeadersSchema(RetryHeadersSchema):
     """The optional ``Idempotency-Key`` of a seat's token rotation."""
 
     idempotency_key = fields.String(
-        data_key="Idempotency-Key", validate=validate.Regexp(r"^[\x21-\x7e]{1,200}$"),
+        data_key="Idempotency-Key", validate=validate.Regexp(IDEMPOTENCY_KEY),
         metadata={"description": "retry-safe key: the rotation sent again with the same key "
                                  "and the same (old) token, after its answer was lost, answers "
                                  "as the first did (the same new token; `Idempotent-Replayed: "

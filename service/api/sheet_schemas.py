@@ -13,6 +13,7 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from service.api.schemas import (
+    IDEMPOTENCY_KEY,
     LENIENT_CARD,
     MAX_NAME,
     MAX_PLAYERS,
@@ -92,7 +93,7 @@ class SheetHeadersSchema(ma.Schema):
         "description": 'change the sheet only if it is at this version ("<version>", its '
                        "`ETag`); 412 if not"})
     idempotency_key = fields.String(
-        data_key="Idempotency-Key", validate=validate.Regexp(r"^[\x21-\x7e]{1,200}$"),
+        data_key="Idempotency-Key", validate=validate.Regexp(IDEMPOTENCY_KEY),
         metadata={"description": "retry-safe key, scoped to the sheet: a repeated request "
                                  "returns the first answer and applies nothing twice; the "
                                  "same key with another request is refused (422 "
