@@ -13,11 +13,11 @@ import json
 import logging
 from typing import Any
 
-from flask import Flask, Response, request
+from flask import Flask, Response
 from werkzeug.exceptions import HTTPException
 
 from service.api import i18n
-from service.referee import Contention, StaleVersion, UnknownGame
+from service.referee import StaleVersion, UnknownGame
 from service.rules import Violation
 from service.rules.errors import N_, Message
 
@@ -108,9 +108,6 @@ def detail_of(error: Exception) -> str | Message:
     elif isinstance(error, StaleVersion):
         message = Message(N_("If-Match is version {expected}, the game is at version "
                              "{current}"), {"expected": error.expected, "current": error.current})
-    elif isinstance(error, Contention) and request.view_args and "game_id" in request.view_args:
-        message = Message(N_("game {game_id!r} is busy; retry"),
-                          {"game_id": request.view_args["game_id"]})
     return message if message is not None and str(message) == str(error) else str(error)
 
 

@@ -4,6 +4,8 @@ layer maps to a status (``service/app.py``). The engine's own refusals (``Violat
 
 from __future__ import annotations
 
+from service.rules.errors import N_, Message
+
 
 class RefereeError(Exception):
     """Base of the errors the HTTP layer maps to a status."""
@@ -38,3 +40,9 @@ class KeyReused(RefereeError):
 
 class Contention(RefereeError):
     """Too many concurrent writers on one game (503, retry)."""
+
+    @classmethod
+    def busy(cls, game_id: str) -> Contention:
+        """Every compare-and-set on ``game_id`` lost to another writer: its (translatable)
+        detail names the game."""
+        return cls(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))

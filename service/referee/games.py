@@ -379,7 +379,7 @@ class Referee:
                 with contextlib.suppress(StoreError):  # else archived at the next hand's end
                     self.store.archive(game_id)
             return Answer(body, version + 1, raw=response)
-        raise Contention(f"game {game_id!r} is busy; retry")
+        raise Contention.busy(game_id)
 
     @staticmethod
     def _replay(stored_fingerprint: str, stored: bytes, fingerprint: str) -> Answer:

@@ -462,7 +462,7 @@ class LobbyReferee(Referee):
                 scope, bound)
             if done is not None:
                 return done
-        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))
+        raise Contention.busy(game_id)
 
     # -- joining ----------------------------------------------------------------------------
 
@@ -565,7 +565,7 @@ class LobbyReferee(Referee):
                                        scope, retry)
             if done is not None:
                 return done
-        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))
+        raise Contention.busy(game_id)
 
     def _commit_answer(self, game_id: str, version: int, doc: Mapping[str, Any],
                        record: bytes, answer: Answer, scope: str | None,
@@ -581,7 +581,7 @@ class LobbyReferee(Referee):
         except IdempotentReplay as replay:
             assert retry is not None
             return retry.replay(replay.record)
-        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))
+        raise Contention.busy(game_id)
 
     # -- the host -------------------------------------------------------------------------
 
@@ -610,7 +610,7 @@ class LobbyReferee(Referee):
             if self._commit(game_id, loaded.version, new_doc, record):
                 return Answer(_decorated(public_view(state, game_id, version), new_doc),
                               version)
-        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))
+        raise Contention.busy(game_id)
 
     def reopen(self, game_id: str, seat: int, token: str | None) -> Answer:
         """The host opens a seat of a waiting game again: its token stops working."""
@@ -636,7 +636,7 @@ class LobbyReferee(Referee):
             record = _lobby_record(version, None, [{"type": "seat_opened", "seat": seat}])
             if self._commit(game_id, loaded.version, new_doc, record):
                 return Answer(waiting_view(new_doc, game_id, version), version)
-        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))
+        raise Contention.busy(game_id)
 
     # -- rematch ----------------------------------------------------------------------------
 
@@ -667,7 +667,7 @@ class LobbyReferee(Referee):
                     # one, which nobody can enter, expires as an unplayed game does)
                 rematch = new_doc["rematch"]
             return self._claim_rematch(str(rematch["game_id"]), seat, scope, retry)
-        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": game_id}))
+        raise Contention.busy(game_id)
 
     def _claim_rematch(self, new_id: str, seat: int, scope: str | None,
                        retry: Retry | None) -> Answer:
@@ -693,7 +693,7 @@ class LobbyReferee(Referee):
                 scope, retry)
             if done is not None:
                 return done
-        raise Contention(Message(N_("game {game_id!r} is busy; retry"), {"game_id": new_id}))
+        raise Contention.busy(new_id)
 
     def _create_rematch(self, doc: Mapping[str, Any], old: GameState) -> str:
         """Create the next match of ``old`` (its document ``doc``) and answer its id: no
