@@ -17,7 +17,6 @@ from flask import Flask, Response
 from werkzeug.exceptions import HTTPException
 
 from service.api import i18n
-from service.referee import StaleVersion, UnknownGame
 from service.rules import Violation
 from service.rules.errors import N_, Message
 
@@ -98,17 +97,11 @@ def from_violation(v: Violation) -> Problem:
 def detail_of(error: Exception) -> str | Message:
     """The detail of an error, as a translatable :class:`Message` where its parts are known
     (the English text is always ``str(error)``): an error raised with a :class:`Message`
-    (the lobby's, the score sheets') gives it; a plain string is translated by catalog
-    look-up (an ``N_``-marked one)."""
+    (the referee's, the lobby's, the score sheets') gives it; a plain string is translated
+    by catalog look-up (an ``N_``-marked one)."""
     if len(error.args) == 1 and isinstance(error.args[0], Message):
         return error.args[0]
-    message: Message | None = None
-    if isinstance(error, UnknownGame):
-        message = Message(N_("no game {game_id!r}"), {"game_id": error.game_id})
-    elif isinstance(error, StaleVersion):
-        message = Message(N_("If-Match is version {expected}, the game is at version "
-                             "{current}"), {"expected": error.expected, "current": error.current})
-    return message if message is not None and str(message) == str(error) else str(error)
+    return str(error)
 
 
 def flatten_messages(messages: Any, prefix: str = "") -> list[dict[str, str]]:

@@ -13,7 +13,7 @@ class RefereeError(Exception):
 
 class UnknownGame(RefereeError):
     def __init__(self, game_id: str) -> None:
-        super().__init__(f"no game {game_id!r}")
+        super().__init__(Message(N_("no game {game_id!r}"), {"game_id": game_id}))
         self.game_id = game_id
 
 
@@ -29,7 +29,8 @@ class StaleVersion(RefereeError):
     """``If-Match`` names another version than the current one (412)."""
 
     def __init__(self, expected: int, current: int) -> None:
-        super().__init__(f"If-Match is version {expected}, the game is at version {current}")
+        super().__init__(Message(N_("If-Match is version {expected}, the game is at version "
+                                    "{current}"), {"expected": expected, "current": current}))
         self.expected = expected
         self.current = current
 
