@@ -219,11 +219,9 @@ def _problems(status: int, reason: str, detail: Message, *, code: str | None = N
     from service.api import i18n
 
     answers: dict[str, bytes] = {}
-    for language in i18n.LANGUAGES:
+    for language in i18n.installed_languages():
         translate: Any = str
         if language != i18n.DEFAULT:
-            if not (i18n.TRANSLATIONS / language / "LC_MESSAGES" / "messages.mo").is_file():
-                continue
             translate = Translations.load(str(i18n.TRANSLATIONS), [language]).gettext
         answers[language] = _problem(
             status, reason, detail.render(translate), code=code, title=translate(reason),

@@ -265,12 +265,17 @@ def _request_language() -> str:
     return choose_language(request.headers.get("Accept-Language"), languages)
 
 
+def installed_languages() -> tuple[str, ...]:
+    """The :data:`LANGUAGES` that can be answered in: English, and each whose compiled
+    catalog is installed (so ``Content-Language`` never lies)."""
+    return tuple(lang for lang in LANGUAGES if lang == DEFAULT
+                 or (TRANSLATIONS / lang / "LC_MESSAGES" / "messages.mo").is_file())
+
+
 def init_app(app: Flask) -> None:
-    """Install Flask-Babel on ``app`` with the catalogs and the language choice (only the
-    languages whose compiled catalog is installed: ``Content-Language`` never lies)."""
-    app.extensions["languages"] = tuple(
-        lang for lang in LANGUAGES
-        if lang == DEFAULT or (TRANSLATIONS / lang / "LC_MESSAGES" / "messages.mo").is_file())
+    """Install Flask-Babel on ``app`` with the catalogs and the language choice (among
+    :func:`installed_languages`)."""
+    app.extensions["languages"] = installed_languages()
     flask_babel.Babel(app, configure_jinja=False, locale_selector=_request_language,
                       default_locale=DEFAULT,
                       default_translation_directories=str(TRANSLATIONS))

@@ -581,7 +581,6 @@ class LobbyReferee(Referee):
         except IdempotentReplay as replay:
             assert retry is not None
             return retry.replay(replay.record)
-        raise Contention.busy(game_id)
 
     # -- the host -------------------------------------------------------------------------
 
