@@ -182,12 +182,12 @@ def arrange_discards(cards: Sequence[str]
     total = deadwood_of(key)
     best: dict[str, tuple[int, tuple[tuple[str, ...], ...]]] = {
         c: (total - card_points(c) + 1, ()) for c in key}
-    for melded, _used, melds in _combinations(key):
-        used = {c for m in melds for c in m}
+    bits = [(c, 1 << i, card_points(c)) for i, c in enumerate(key)]  # _combinations' bits
+    for melded, used, melds in _combinations(key):
         left = total - melded
-        for c in key:
-            if c not in used and left - card_points(c) < best[c][0]:
-                best[c] = (left - card_points(c), melds)
+        for c, bit, points in bits:
+            if not used & bit and left - points < best[c][0]:
+                best[c] = (left - points, melds)
     return {c: (dead, _in_order(melds)) for c, (dead, melds) in best.items()}
 
 
