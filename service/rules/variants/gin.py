@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from service.rules import scoring
-from service.rules.cards import RANKS, SUITS, contains, rank_of
+from service.rules.cards import contains, rank_of
 from service.rules.errors import N_, Code, Violation
 from service.rules.melds import Meld, Piece
 from service.rules.memo import Kept
@@ -205,18 +205,6 @@ def extended(meld: Sequence[str], card: str) -> tuple[str, ...] | None:
     return None
 
 
-def _fitting(meld: Sequence[str]) -> frozenset[str]:
-    """The cards that :func:`extended` would lay off on ``meld``: the missing suits of a
-    set of three, the cards just beyond a run's ends (ace low)."""
-    if len({c[0] for c in meld}) == 1:  # a set
-        return frozenset() if len(meld) >= 4 else frozenset(
-            meld[0][0] + suit for suit in SUITS if meld[0][0] + suit not in meld)
-    ranks = [rank_of(c) for c in meld]
-    suit = meld[0][1]
-    return frozenset(RANKS[rank - 1] + suit for rank in (min(ranks) - 1, max(ranks) + 1)
-                     if 1 <= rank <= len(RANKS))
-
-
 def best_lay_out(hand: Sequence[str], table: Sequence[tuple[str, Sequence[str]]],
                  gin: bool) -> tuple[int, tuple[tuple[str, ...], ...],
                                      tuple[tuple[str, tuple[str, ...]], ...]]:
@@ -243,6 +231,8 @@ def best_lay_out(hand: Sequence[str], table: Sequence[tuple[str, Sequence[str]]]
     found: list[Any] = [best[0], best[1], ()]
     seen: set[int] = set()
     grows: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {}
+    """Each meld as grown (it recurs in many positions): the hand's cards that fit on it,
+    and the meld they make (:func:`extended`)."""
 
     def search(left: tuple[str, ...], points: int, melds: tuple[tuple[str, ...], ...],
                order: tuple[tuple[int, str], ...], laid: int, where: int) -> bool:
@@ -257,8 +247,8 @@ def best_lay_out(hand: Sequence[str], table: Sequence[tuple[str, Sequence[str]]]
                 return True
         for idx, on in enumerate(melds):
             grown_by = grows.get(on)
-            if grown_by is None:  # each meld as grown: the cards that fit, and the result
-                grown_by = grows[on] = {card: grown for card in _fitting(on)
+            if grown_by is None:
+                grown_by = grows[on] = {card: grown for card in cards
                                         if (grown := extended(on, card)) is not None}
             for card in left:
                 grown = grown_by.get(card)
