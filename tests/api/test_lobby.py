@@ -217,6 +217,27 @@ def _racers(redis_url: str, count: int) -> list[Flask]:
     return [create_app(_settings(redis_url)) for _ in range(count)]
 
 
+def _at_once(apps: list[Flask], count: int, call: Callable[[FlaskClient, int], Any]
+             ) -> list[Any]:
+    """``call(client, i)`` for ``i`` in ``range(count)``, each in a thread of its own on a
+    client of ``apps[i % len(apps)]``, all released together (a barrier); what the calls
+    returned, in the order they finished."""
+    barrier = threading.Barrier(count)
+    results: list[Any] = []
+
+    def run(i: int) -> None:
+        client = apps[i % len(apps)].test_client()
+        barrier.wait()
+        results.append(call(client, i))  # list.append is atomic
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
 def _count_conflicts(apps: list[Flask], monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The game ids of every compare-and-set the apps' stores refused (VersionConflict:
     another commit of the game came first), one entry per refusal."""
@@ -250,20 +271,8 @@ def test_two_people_joining_the_last_seat_at_once_exactly_one_gets_it(
         created = _create(clients[0], ["Ana", None])
         gid, code = created["game_id"], created["join_code"]
         racers = 6
-        barrier = threading.Barrier(racers)
-        results: list[tuple[int, dict[str, Any]]] = []
-
-        def join(i: int, code: str = code, barrier: threading.Barrier = barrier,
-                 results: list[tuple[int, dict[str, Any]]] = results) -> None:
-            client = apps[i % len(apps)].test_client()
-            barrier.wait()
-            results.append(_join(client, code, f"P{i}"))  # list.append is atomic
-
-        threads = [threading.Thread(target=join, args=(i,)) for i in range(racers)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        results = _at_once(apps, racers, lambda client, i, code=code: _join(client, code,
+                                                                              f"P{i}"))
         won = [body for status, body in results if status == 201]
         assert len(won) == 1, (round_, results)
         assert sorted(status for status, _ in results) == [201] + [409] * (racers - 1)
@@ -281,20 +290,8 @@ def test_racing_for_two_open_seats_fills_each_once(redis_url: str) -> None:
     apps = _racers(redis_url, 2)
     for _round in range(15):
         created = _create(apps[0].test_client(), ["Ana", None, None])
-        barrier = threading.Barrier(5)
-        results: list[tuple[int, dict[str, Any]]] = []
-
-        def join(i: int, code: str = created["join_code"], barrier: threading.Barrier = barrier,
-                 results: list[tuple[int, dict[str, Any]]] = results) -> None:
-            client = apps[i % 2].test_client()
-            barrier.wait()
-            results.append(_join(client, code, f"P{i}"))
-
-        threads = [threading.Thread(target=join, args=(i,)) for i in range(5)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        code = created["join_code"]
+        results = _at_once(apps, 5, lambda client, i, code=code: _join(client, code, f"P{i}"))
         seats = sorted(body["seat"] for status, body in results if status == 201)
         assert seats == [1, 2], results
         assert sum(status == 409 for status, _ in results) == 3
@@ -385,21 +382,13 @@ def test_retries_racing_one_join_take_one_seat(redis_url: str) -> None:
     apps = _racers(redis_url, 3)
     for _round in range(10):
         created = _create(apps[0].test_client(), ["Ana", None, None])
-        barrier = threading.Barrier(4)
-        results: list[Any] = []
+        body = {"code": created["join_code"], "name": "Bo"}
 
-        def join(i: int, code: str = created["join_code"], barrier: threading.Barrier = barrier,
-                 results: list[Any] = results) -> None:
-            client = apps[i % 3].test_client()
-            barrier.wait()
-            resp = _keyed_join(client, "same-key", {"code": code, "name": "Bo"})
-            results.append((resp.status_code, resp.get_json()))
+        def join(client: FlaskClient, _i: int, body: dict[str, Any] = body) -> Any:
+            resp = _keyed_join(client, "same-key", body)
+            return resp.status_code, resp.get_json()
 
-        threads = [threading.Thread(target=join, args=(i,)) for i in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        results = _at_once(apps, 4, join)
         assert {status for status, _ in results} == {201}, results
         assert len({(body["seat"], body["token"]) for _, body in results}) == 1
         view = apps[1].test_client().get(f"/v1/games/{created['game_id']}").get_json()
@@ -751,21 +740,11 @@ def test_retries_racing_one_rotation_rotate_once(redis_url: str) -> None:
     for _round in range(5):
         created = _create(apps[0].test_client(), ["Ana", "Bo"])
         gid, old = created["game_id"], created["seats"][0]["token"]
-        barrier = threading.Barrier(4)
-        results: list[Any] = []
-
-        def rotate(i: int, gid: str = gid, old: str = old,
-                   barrier: threading.Barrier = barrier, results: list[Any] = results) -> None:
-            client = apps[i % 3].test_client()
-            barrier.wait()
+        def rotate(client: FlaskClient, _i: int, gid: str = gid, old: str = old) -> Any:
             resp = _rotate(client, gid, old, "same-key")
-            results.append((resp.status_code, resp.get_data()))
+            return resp.status_code, resp.get_data()
 
-        threads = [threading.Thread(target=rotate, args=(i,)) for i in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        results = _at_once(apps, 4, rotate)
         assert {status for status, _ in results} == {200}, results
         assert len({body for _, body in results}) == 1
         assert _version(apps[1].test_client(), gid) == 1
@@ -953,23 +932,15 @@ def test_seats_racing_for_a_rematch_share_one_new_game(redis_url: str) -> None:
     apps = _racers(redis_url, 2)
     for _round in range(8):
         gid, tokens, _host = _finished(apps[0].test_client())
-        barrier = threading.Barrier(2)
-        results: list[dict[str, Any]] = []
 
-        def ask(i: int, gid: str = gid, tokens: list[str] = tokens,
-                barrier: threading.Barrier = barrier,
-                results: list[dict[str, Any]] = results) -> None:
-            client = apps[i].test_client()
-            barrier.wait()
+        def ask(client: FlaskClient, i: int, gid: str = gid, tokens: list[str] = tokens
+                ) -> Any:
             resp = client.post(f"/v1/games/{gid}/rematch", headers=auth(tokens[i]))
-            assert resp.status_code == 201, resp.get_json()
-            results.append(resp.get_json())
+            return resp.status_code, resp.get_json()
 
-        threads = [threading.Thread(target=ask, args=(i,)) for i in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        answers = _at_once(apps, 2, ask)
+        assert {status for status, _ in answers} == {201}, answers
+        results = [body for _, body in answers]
         assert len(results) == 2
         assert results[0]["game_id"] == results[1]["game_id"]
         assert sorted(r["seat"] for r in results) == [0, 1]
