@@ -143,7 +143,7 @@ def _spread(args: list[str]) -> list[str]:
     four), unless the caller chose (``-n``) or there is one CPU; each worker starts its own
     redis-server, as a single run does."""
     cpus = min(os.cpu_count() or 1, 4)
-    if cpus < 2 or any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args):
+    if cpus < 2 or any(a.startswith(("-n", "--numprocesses")) for a in args):
         return []
     return ["-n", str(cpus)]
 
