@@ -12,10 +12,10 @@ from flask.testing import FlaskClient
 from service.api.schemas import EVENTS_PAGE, EVENTS_PAGE_MAX
 from tests.support.deals import auth
 from tests.support.problems import assert_problem
+from tests.support.streams import SSE
 
 ROOT = Path(__file__).resolve().parents[2]
 API_MD = (ROOT / "docs" / "api.md").read_text()
-SSE = {"Accept": "text/event-stream"}
 
 
 def test_the_documented_page_limit_is_the_one_the_service_takes(client: FlaskClient) -> None:

@@ -30,11 +30,10 @@ from tests.support.deals import arranged, auth
 from tests.support.http_player import FlaskTransport
 from tests.support.problems import assert_problem
 from tests.support.reliability import create_game, next_move
-from tests.support.streams import Stream
+from tests.support.streams import SSE, Stream
 
 DECK = standard_deck()
 R51_DECK = standard_deck(2, 4)
-SSE = {"Accept": "text/event-stream"}
 
 # Hand 1 (dealer 1: seat 0 first; upcard 5C; stock KD, 6H, …): seat 0 draws KD from the
 # stock and discards it; seat 1 draws 6H and discards it; seat 0 takes 6H and goes out

@@ -34,7 +34,7 @@ from service.rules.moves import MATCH_MOVES, move_to_dict
 from service.store import GameStore
 from tests.support.bot import choose_move
 from tests.support.http_player import FlaskTransport, log_entries
-from tests.support.streams import Stream
+from tests.support.streams import SSE, Stream
 
 CARD = re.compile(r"^(JK|[A2-9TJQK][SHDC])$")
 STEPS = {"basic": 500, "rummy51": 500, "lebanese14": 400, "dummy": 400, "wrotham": 400,
@@ -44,7 +44,6 @@ TURN_SECONDS = 60
 """The turn clock of the clocked games."""
 SHOWN_OPENLY = ("discard", "meld", "lay_off", "swap_joker", "knock", "lay_out")
 """Events whose cards everyone sees (a gin knock and lay-out show the seat's deadwood)."""
-SSE = {"Accept": "text/event-stream"}
 
 
 def cards_in(value: Any) -> set[str]:

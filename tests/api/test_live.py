@@ -29,9 +29,7 @@ from tests.support.hidden_cards import card_strings
 from tests.support.http_player import FlaskTransport
 from tests.support.problems import assert_problem
 from tests.support.reliability import Game, create_game, next_move
-from tests.support.streams import Stream
-
-SSE = {"Accept": "text/event-stream"}
+from tests.support.streams import SSE, Stream, open_stream
 
 
 def _app(redis_url: str, **settings: Any) -> Flask:
@@ -82,10 +80,6 @@ def _ticket(client: FlaskClient, game: Game, seat: int) -> str:
     return ticket
 
 
-def _stream(client: FlaskClient, path: str, **headers: str) -> Stream:
-    return Stream(client.get(path, headers={**SSE, **headers}, buffered=False))
-
-
 # ---------------------------------------------------------------------------------------
 # What a move and an entry tell
 
@@ -126,7 +120,7 @@ def test_a_ticket_streams_its_seats_own_view_once(live: FlaskClient) -> None:
     game = _game(live)
     mover = game.view["turn"]["seat"]
     path = f"/v1/games/{game.game_id}/events?ticket={_ticket(live, game, mover)}"
-    stream = _stream(live, path)
+    stream = open_stream(live, path)
     frames = stream.frames()
     assert next(frames).get("retry") == "1000"
     _move(live, game)  # the ticket's seat draws from the stock
@@ -142,7 +136,7 @@ def test_another_seats_ticket_never_shows_the_drawn_card(live: FlaskClient) -> N
     game = _game(live)
     mover = game.view["turn"]["seat"]
     ticket = _ticket(live, game, 1 - mover)
-    stream = _stream(live, f"/v1/games/{game.game_id}/events?ticket={ticket}")
+    stream = open_stream(live, f"/v1/games/{game.game_id}/events?ticket={ticket}")
     _move(live, game)  # the other seat draws
     draw = stream.moves_until(1)[0]["data"]["events"][0]
     stream.close()
@@ -188,10 +182,10 @@ def _seat_stream(client: FlaskClient, game_id: str, token: str, how: str) -> Str
     ticket issued with it (``"ticket"``)."""
     events = f"/v1/games/{game_id}/events"
     if how == "token":
-        return _stream(client, events, **auth(token))
+        return open_stream(client, events, **auth(token))
     resp = client.post(f"/v1/games/{game_id}/stream-tickets", headers=auth(token))
     assert resp.status_code == 201, resp.get_data(as_text=True)
-    return _stream(client, f"{events}?ticket={resp.get_json()['ticket']}")
+    return open_stream(client, f"{events}?ticket={resp.get_json()['ticket']}")
 
 
 def _rest(stream: Stream) -> tuple[list[dict[str, Any]], float]:
@@ -358,11 +352,11 @@ def test_streams_per_seat_and_per_address_are_limited(redis_url: str) -> None:
     client = _app(redis_url, sse_per_seat=1, sse_per_address=2, sse_max_streams=9).test_client()
     game = _game(client)
     events = f"/v1/games/{game.game_id}/events"
-    first = _stream(client, events, **auth(game.tokens[0]))
+    first = open_stream(client, events, **auth(game.tokens[0]))
     refused = client.get(events, headers={**SSE, **auth(game.tokens[0])})
     assert_problem(refused, 429, code="TOO_MANY_STREAMS")
     assert refused.headers["Retry-After"]
-    second = _stream(client, events, **auth(game.tokens[1]))  # another seat
+    second = open_stream(client, events, **auth(game.tokens[1]))  # another seat
     public = client.get(events, headers=SSE)  # a third from this address
     assert_problem(public, 429, code="TOO_MANY_STREAMS")
     poll = client.get(f"/v1/games/{game.game_id}",
@@ -370,14 +364,14 @@ def test_streams_per_seat_and_per_address_are_limited(redis_url: str) -> None:
     assert_problem(poll, 429, code="TOO_MANY_STREAMS")
     first.close()
     second.close()
-    _stream(client, events, **auth(game.tokens[0])).close()  # the slots were given back
+    open_stream(client, events, **auth(game.tokens[0])).close()  # the slots were given back
 
 
 def test_a_stopping_hub_ends_streams_and_waits(redis_url: str) -> None:
     app = _app(redis_url)
     client = app.test_client()
     game = _game(client)
-    stream = _stream(client, f"/v1/games/{game.game_id}/events")
+    stream = open_stream(client, f"/v1/games/{game.game_id}/events")
     frames = stream.frames()
     next(frames)
     app.extensions["live"].stop()
@@ -393,7 +387,7 @@ def test_a_move_through_one_app_wakes_a_stream_of_another(redis_url: str) -> Non
     other's watcher through pub/sub."""
     watching, moving = _app(redis_url).test_client(), _app(redis_url).test_client()
     game = _game(moving)
-    stream = _stream(watching, f"/v1/games/{game.game_id}/events")
+    stream = open_stream(watching, f"/v1/games/{game.game_id}/events")
     next(stream.frames())
     _move(moving, game)
     _move(moving, game)

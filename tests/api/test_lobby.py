@@ -21,6 +21,7 @@ from service.store import VersionConflict
 from tests.support.basic_game import B_HANDS
 from tests.support.deals import arranged, auth
 from tests.support.hidden_cards import card_strings, check_join_answer, check_waiting_view
+from tests.support.streams import SSE
 
 # Deal B: seat 0 (dealer 1) takes the upcard 5C and goes out at once.
 GOING_OUT = [{"type": "draw", "source": "discard"},
@@ -499,9 +500,6 @@ def test_no_hidden_card_in_a_join_answer_or_a_waiting_view(client: FlaskClient) 
 
 
 # -- the host token ------------------------------------------------------------------------
-
-
-SSE = {"Accept": "text/event-stream"}
 
 
 def _seat_calls(gid: str) -> list[tuple[str, str, dict[str, Any] | None, dict[str, str]]]:

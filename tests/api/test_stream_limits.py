@@ -18,19 +18,13 @@ from tests.support.deals import auth
 from tests.support.http_player import FlaskTransport
 from tests.support.problems import assert_problem
 from tests.support.reliability import Game, create_game
-from tests.support.streams import Stream
-
-SSE = {"Accept": "text/event-stream"}
+from tests.support.streams import SSE, open_stream
 
 
 def _app(redis_url: str, **settings: Any) -> Flask:
     return create_app(Settings(redis_url=redis_url, sse_max_seconds=5,
                                sse_heartbeat_seconds=0.5, sse_per_seat=1, sse_per_address=3,
                                sse_max_streams=9, **settings))
-
-
-def _stream(client: FlaskClient, path: str, **headers: str) -> Stream:
-    return Stream(client.get(path, headers={**SSE, **headers}, buffered=False))
 
 
 def _promised_429_headers(app: Flask) -> set[str]:
@@ -45,11 +39,11 @@ def _refusals(client: FlaskClient, game: Game, **headers: str) -> dict[str, Any]
     the address's (three: seat 0's, seat 1's and a public stream are open), for a stream
     and for a long poll; the streams are closed once the answers are in."""
     events = f"/v1/games/{game.game_id}/events"
-    held = [_stream(client, events, **auth(game.tokens[0])),
-            _stream(client, events, **auth(game.tokens[1]))]
+    held = [open_stream(client, events, **auth(game.tokens[0])),
+            open_stream(client, events, **auth(game.tokens[1]))]
     try:
         seat = client.get(events, headers={**SSE, **auth(game.tokens[0]), **headers})
-        held.append(_stream(client, events))
+        held.append(open_stream(client, events))
         return {"seat": seat, "address": client.get(events, headers={**SSE, **headers}),
                 "poll": client.get(f"/v1/games/{game.game_id}", headers={
                     "If-None-Match": '"0"', "Prefer": "wait=1", **headers})}

@@ -7,7 +7,11 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
+
+SSE = {"Accept": "text/event-stream"}
+"""The header that asks ``GET …/events`` for a stream."""
 
 
 class Stream:
@@ -56,3 +60,8 @@ class Stream:
 
     def close(self) -> None:
         self.resp.close()
+
+
+def open_stream(client: FlaskClient, path: str, **headers: str) -> Stream:
+    """``GET path`` as an event stream (:data:`SSE` and ``headers``), read as it arrives."""
+    return Stream(client.get(path, headers={**SSE, **headers}, buffered=False))

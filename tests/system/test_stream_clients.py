@@ -14,7 +14,6 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ import pytest
 import redis
 import requests
 
-from tests.support.serving import Server
+from tests.support.serving import Server, served
 
 pytestmark = pytest.mark.slow
 
@@ -41,16 +40,12 @@ def _worker_class(name: str) -> str:
     return name
 
 
-@contextlib.contextmanager
-def _serving(tmp_path: Path, redis_url: str, **extra: str) -> Iterator[Server]:
-    server = Server(tmp_path, redis_url, workers=1, env={
+def _serving(tmp_path: Path, redis_url: str, **extra: str
+             ) -> contextlib.AbstractContextManager[Server]:
+    """One worker of ``rummy-referee serve``, the limits off, with ``extra`` settings."""
+    return served(tmp_path, redis_url, workers=1, env={
         "RUMMY_LOG_LEVEL": "WARNING", "RUMMY_RATE_LIMITS": "off",
         "RUMMY_CREATE_RATE_LIMITS": "off", **extra})
-    try:
-        server.wait_ready()
-        yield server
-    finally:
-        server.close()
 
 
 def _create(session: requests.Session, server: Server) -> dict[str, Any]:
