@@ -196,7 +196,7 @@ return out
 CACHE = """
 -- KEYS[1] game HASH, KEYS[2] the cached value's STRING
 -- ARGV[1] the version the value was worked out from, ARGV[2] the value (encoded with it)
--- Keeps the value until the game expires (the same expiry), if the game is still at that
+-- Keeps the value until the game expires (a millisecond before), if the game is still at that
 -- version; else writes nothing. Returns 1 if kept, 0 if not. (Its one write, a SET, is
 -- refused when Redis is out of memory.)
 local v = redis.call('HGET', KEYS[1], 'v')
@@ -206,8 +206,10 @@ end
 local left = redis.call('PTTL', KEYS[1])
 if left == -1 then
   redis.call('SET', KEYS[2], ARGV[2])
-elseif left > 0 then
-  redis.call('SET', KEYS[2], ARGV[2], 'PX', left)
+elseif left > 1 then
+  -- a millisecond less: the clock may tick between PTTL and SET, and the value must not
+  -- outlive its game
+  redis.call('SET', KEYS[2], ARGV[2], 'PX', left - 1)
 else
   return 0
 end
