@@ -646,6 +646,9 @@ class ConnectionGate:
                 sock, addr = facade.real.accept()
             except (BlockingIOError, InterruptedError):
                 return
+            except AttributeError:  # gunicorn closed its listener (its socket is None) as
+                self._unlisten(facade)  # the worker stops: nothing more to take from it
+                return
             except OSError as exc:
                 if exc.errno == errno.ECONNABORTED:
                     continue
