@@ -25,7 +25,7 @@ def available() -> bool:
     return Path("/proc/self/stat").exists()
 
 
-def _table() -> dict[int, tuple[int, float]]:
+def process_table() -> dict[int, tuple[int, float]]:
     """Every process now: pid → (parent pid, CPU seconds so far)."""
     table: dict[int, tuple[int, float]] = {}
     for entry in Path("/proc").iterdir():
@@ -70,7 +70,7 @@ class SlotSampler(threading.Thread):
         """Kind of load → group → CPU seconds spent in that kind's slots."""
 
     def _sample(self) -> dict[str, float]:
-        table = _table()
+        table = process_table()
         return {name: tree_seconds(pids, table) for name, pids in self.groups.items()}
 
     def run(self) -> None:

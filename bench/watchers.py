@@ -30,6 +30,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from bench import cpu
 from bench.stack import Stack
 
 WATCHERS_PER_GAME = 4
@@ -209,6 +210,21 @@ def _service(pid: int) -> dict[str, int]:
     return {"rss_kib": rss, "threads": threads, "processes": len(pids)}
 
 
+def _cpu_seconds(groups: dict[str, int]) -> dict[str, float]:
+    """CPU seconds so far of each group: a process and its children, but for the group
+    ``movers``, this process alone (its children are the service, Redis and the watchers)."""
+    table = cpu.process_table()
+    return {name: table.get(pid, (0, 0.0))[1] if name == "movers"
+            else cpu.tree_seconds([pid], table) for name, pid in groups.items()}
+
+
+def _cpu_per_move(before: dict[str, float], after: dict[str, float], moves: int
+                  ) -> dict[str, float]:
+    """Milliseconds of CPU each group spent per move between two readings."""
+    return {name: round(1e3 * (after[name] - before[name]) / max(1, moves), 3)
+            for name in after}
+
+
 def _pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] if ordered else 0.0
@@ -224,7 +240,11 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
             tables = [Table(conn) for _ in range(max(MOVERS, watchers // WATCHERS_PER_GAME))]
             conn.close()
             idle = _service(stack.server_pid)
+            groups = {"service": stack.server_pid, "redis": stack.redis.pid or 0,
+                      "movers": os.getpid()}
+            before = _cpu_seconds(groups)
             without = _play(stack.port, tables, seconds)
+            cpu_without = _cpu_per_move(before, _cpu_seconds(groups), without["moves"])
             games = [t.game_id for t in tables for _ in range(WATCHERS_PER_GAME)][:watchers]
             ctx = multiprocessing.get_context("spawn")
             ready_r, ready_w = ctx.Pipe(duplex=False)
@@ -237,7 +257,10 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
                     raise RuntimeError(f"the watcher process failed (exit {proc.exitcode})")
             held, refused, open_errors = ready_r.recv()
             holding = _service(stack.server_pid)
+            groups["watchers"] = proc.pid or 0
+            before = _cpu_seconds(groups)
             with_watchers = _play(stack.port, tables, seconds)
+            cpu_with = _cpu_per_move(before, _cpu_seconds(groups), with_watchers["moves"])
             time.sleep(2.0)  # the last events on their way
             stop.set()
             arrivals: list[tuple[str, int, float]] = out_r.recv()
@@ -268,6 +291,7 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
         "moves_per_s_with": round(rate_with, 1),
         "throughput_ratio": round(rate_with / rate_without, 3) if rate_without else 0.0,
         "delivery_p99_over_move_p99": round(_pct(delays, 99) / move_p99, 2) if move_p99 else 0,
+        "cpu_ms_per_move_without": cpu_without, "cpu_ms_per_move_with": cpu_with,
         "service_idle": idle, "service_holding": holding,
         "seconds": seconds, "cpus": os.cpu_count(),
     }
@@ -289,6 +313,10 @@ def render(result: dict[str, Any]) -> str:
         f"{r['move_ms_without']['p50']} ms, p99 {r['move_ms_without']['p99']} ms",
         f"moves with watchers: {r['moves_per_s_with']}/s, p50 {r['move_ms_with']['p50']} ms, "
         f"p99 {r['move_ms_with']['p99']} ms; ratio {r['throughput_ratio']}",
+        "CPU per move (ms) without watchers: " + ", ".join(
+            f"{k} {v}" for k, v in r["cpu_ms_per_move_without"].items()),
+        "CPU per move (ms) with watchers: " + ", ".join(
+            f"{k} {v}" for k, v in r["cpu_ms_per_move_with"].items()),
         f"service: {r['service_idle']['rss_kib'] // 1024} MiB, "
         f"{r['service_idle']['threads']} threads idle; "
         f"{r['service_holding']['rss_kib'] // 1024} MiB, "
