@@ -30,12 +30,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import orjson
 from flask import Response, current_app, request
 
 from service.api.problems import Problem
 from service.api.security import too_many_open
 from service.config import Settings
-from service.live import Hub, green
+from service.live import Announced, Hub, green
 from service.numbers import natural
 from service.referee import (
     Answer,
@@ -220,21 +221,33 @@ def redeem_ticket(referee: Referee, game_id: str, ticket: str) -> tuple[int, str
 # -- streams ------------------------------------------------------------------------------
 
 
-def announced(taken: list[tuple[int, dict[str, Any]]], last: int,
-              viewer: int | None) -> list[dict[str, Any]] | None:
+def announced(taken: list[Announced], last: int, viewer: int | None
+              ) -> list[tuple[dict[str, Any], bytes]] | None:
     """The entries after version ``last`` that the hub handed a stream (``taken``), as
-    ``viewer`` sees them; None when they do not follow on from ``last`` (none handed, or
-    one dropped): the stream then reads Redis."""
-    fresh = [(version, record) for version, record in taken if version > last]
+    ``viewer`` sees them, each with its frame; None when they do not follow on from
+    ``last`` (none handed, or one dropped): the stream then reads Redis. The first stream
+    of this process to send an entry to a viewer makes its frame for every other one."""
+    fresh = [(version, record, made) for version, record, made in taken if version > last]
     if not fresh:
         return [] if taken else None
-    if [version for version, _ in fresh] != list(range(last + 1, last + 1 + len(fresh))):
+    if [version for version, _, _ in fresh] != list(range(last + 1, last + 1 + len(fresh))):
         return None
-    return [redacted_entry(record, viewer) for _, record in fresh]
+    return [_made(record, made, viewer) for _, record, made in fresh]
 
 
-def _frame(entry: dict[str, object]) -> str:
-    return f"id: {entry['version']}\nevent: move\ndata: {json.dumps(entry)}\n\n"
+def _made(record: dict[str, Any], made: dict[Any, Any], viewer: int | None
+          ) -> tuple[dict[str, Any], bytes]:
+    found: tuple[dict[str, Any], bytes] | None = made.get(viewer)
+    if found is None:  # two threads may both make it: the same, either kept
+        entry = redacted_entry(record, viewer)
+        found = made[viewer] = (entry, _frame(entry))
+    return found
+
+
+def _frame(entry: dict[str, Any]) -> bytes:
+    """An entry's event: its version the ``id`` (what ``Last-Event-ID`` resumes from), the
+    entry's JSON on one line (orjson writes no line break)."""
+    return b"id: %d\nevent: move\ndata: %s\n\n" % (entry["version"], orjson.dumps(entry))
 
 
 def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int,
@@ -263,7 +276,7 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int,
     # unacknowledged (the bound is lifted when the stream ends: the connection may serve on)
     bound_unacknowledged(sock, max(1.0, 2 * settings.sse_heartbeat_seconds))
 
-    def generate() -> Iterator[str]:
+    def generate() -> Iterator[bytes]:
         with hub.watch(game_id, sock) as watch:  # watching before the first read
             try:
                 last = after
@@ -271,13 +284,14 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int,
                 started = time.monotonic()
                 end = started + settings.sse_max_seconds
                 beat = started + settings.sse_heartbeat_seconds
-                yield "retry: 1000\n\n"
+                yield b"retry: 1000\n\n"
                 while not hub.stopping:
                     entries = announced(watch.take(), last, viewer)
                     if entries is None:  # at the start, after a gap: from Redis
                         with slots.reading:
-                            entries = referee.events(game_id, viewer, last, PAGE)
-                    for entry in entries:
+                            entries = [(e, _frame(e))
+                                       for e in referee.events(game_id, viewer, last, PAGE)]
+                    for entry, frame in entries:
                         if unsent(sock) > settings.sse_max_buffered:
                             return  # a client that does not read
                         if holder is not None and viewer is not None \
@@ -288,22 +302,26 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int,
                                 return  # its token no longer the seat's: show it nothing
                             checked = current  # valid now, so at every version till now
                         last = entry["version"]
-                        yield _frame(entry)
+                        yield frame
                     if len(entries) == PAGE:
                         continue  # more to read
+                    # a wake that brought nothing to send may be its client closing (the
+                    # hub's closings wake it): only then is the connection peeked at
+                    quiet = not entries
                     while not hub.stopping:
                         now = time.monotonic()
-                        if now >= end or client_gone(sock):
+                        if now >= end or (quiet and client_gone(sock)):
                             return
                         if now >= beat:
                             if unsent(sock) > settings.sse_max_buffered:
                                 return
-                            yield ": heartbeat\n\n"
+                            yield b": heartbeat\n\n"
                             beat = now + settings.sse_heartbeat_seconds
                         if watch.wait(min(beat, end) - now):
                             break  # a commit of the game: read it
+                        quiet = True
             except (StoreError, UnknownGame) as exc:
-                yield f"event: error\ndata: {json.dumps({'detail': str(exc)})}\n\n"
+                yield b"event: error\ndata: %s\n\n" % orjson.dumps({"detail": str(exc)})
 
     response = Response(generate(), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})

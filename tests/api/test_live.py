@@ -14,6 +14,7 @@ import time
 from random import Random
 from typing import Any
 
+import orjson
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
@@ -21,7 +22,7 @@ from flask.testing import FlaskClient
 from service.api.streams import announced, unsent
 from service.app import create_app
 from service.config import Settings
-from service.live import Hub
+from service.live import Announced, Hub
 from service.store import GameStore
 from service.store.keys import ticket_key
 from tests.support.deals import auth
@@ -428,8 +429,32 @@ def test_announced_entries_are_sent_only_when_they_follow_on() -> None:
         return {"version": version, "seat": 0, "move": None,
                 "events": [{"type": "discard", "seat": 0, "card": "KD"}]}
 
+    def handed(*versions: int) -> list[Announced]:
+        return [(v, record(v), {}) for v in versions]
+
+    def sent(version: int) -> tuple[dict[str, Any], bytes]:
+        return record(version), (f"id: {version}\nevent: move\ndata: ".encode()
+                                 + orjson.dumps(record(version)) + b"\n\n")
+
     assert announced([], 4, None) is None  # woken without an entry: read Redis
-    assert announced([(3, record(3)), (4, record(4))], 4, 1) == []  # sent already
-    assert announced([(5, record(5)), (6, record(6))], 4, 1) == [record(5), record(6)]
-    assert announced([(6, record(6))], 4, None) is None  # 5 was dropped: read Redis
-    assert announced([(5, record(5)), (7, record(7))], 4, None) is None
+    assert announced(handed(3, 4), 4, 1) == []  # sent already
+    assert announced(handed(5, 6), 4, 1) == [sent(5), sent(6)]
+    assert announced(handed(6), 4, None) is None  # 5 was dropped: read Redis
+    assert announced(handed(5, 7), 4, None) is None
+
+
+def test_an_announced_entry_is_framed_once_for_each_viewer() -> None:
+    """The streams of one process share what the first of them made of an entry for its
+    viewer; another viewer's entry is made for it (its own redaction)."""
+    record = {"version": 5, "seat": 0, "move": {"type": "draw", "source": "stock"},
+              "events": [{"type": "draw", "seat": 0, "source": "stock",
+                          "private": {"0": {"card": "KD"}}}]}
+    shared: dict[Any, Any] = {}
+    first = announced([(5, record, shared)], 4, None)
+    again = announced([(5, record, shared)], 4, None)
+    seat = announced([(5, record, shared)], 4, 0)
+    assert first is not None and again is not None and seat is not None
+    assert again[0][1] is first[0][1]  # the same frame, made once
+    assert b'"KD"' not in first[0][1] and b'"KD"' in seat[0][1]
+    assert set(shared) == {None, 0}
+    assert record["events"][0]["private"] == {"0": {"card": "KD"}}  # the hub's, unchanged
