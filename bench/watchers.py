@@ -5,7 +5,9 @@ docs/operations.md, "Live tables", recommends for streams; ``RUMMY_WORKER_CLASS=
 in the environment compares gthread): games are played by mover
 threads (draw, then discard a card of the hand the draw's answer shows), first for
 ``seconds`` with no watcher, then for as long again while a separate process holds ``N``
-event streams on those games (4 per game, like the seats of a table). It reports the
+event streams on those games (4 per game, like the seats of a table), then, the streams
+closed, for as long again without them (the throughput without is that of both phases
+without, so that a machine's drift during the run moves both sides alike). It reports the
 streams held and refused, every event delivered or not, the delivery latency (from the
 moment the move was sent, which is before its commit, to the last byte of its event on a
 watcher: an upper bound), the move latency and throughput with and without the watchers
@@ -77,6 +79,7 @@ class Table:
         self.tokens = [s["token"] for s in body["seats"]]
         self.turn: dict[str, Any] = body["game"]["turn"]
         self.hand: list[str] = []
+        self.version = 0
         self.lock = threading.Lock()
 
     def move(self, conn: http.client.HTTPConnection, rng: random.Random) -> tuple[int, float]:
@@ -90,7 +93,8 @@ class Table:
                                 self.tokens[seat], move)
         assert status == 200, body
         self.turn, self.hand = body["turn"], body["game"]["hand"]
-        return int(body["version"]), sent
+        self.version = int(body["version"])
+        return self.version, sent
 
 
 def _play(port: int, tables: list[Table], seconds: float) -> dict[str, Any]:
@@ -128,9 +132,12 @@ def _play(port: int, tables: list[Table], seconds: float) -> dict[str, Any]:
             "sent_at": sent_at}
 
 
-def _watch(port: int, games: list[str], ready: Any, stop: Any, out: Any) -> None:
+def _watch(port: int, games: list[tuple[str, int]], ready: Any, stop: Any, out: Any
+           ) -> None:
     """The watcher process: hold a stream on each of ``games`` (a game named once per
-    stream), say how many were held and refused, then record when each event arrived."""
+    stream, with its version: the stream starts after it, as a table that has read the
+    game's view), say how many were held and refused, then record when each event
+    arrived."""
     _raise_open_files(len(games) + 100)
     held = refused = 0
     errors: Counter[str] = Counter()
@@ -138,10 +145,11 @@ def _watch(port: int, games: list[str], ready: Any, stop: Any, out: Any) -> None
     socks: list[socket.socket] = []
     for first in range(0, len(games), OPEN_BURST):
         burst = []
-        for game_id in games[first:first + OPEN_BURST]:
+        for game_id, version in games[first:first + OPEN_BURST]:
             try:
                 sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-                sock.sendall(f"GET /v1/games/{game_id}/events HTTP/1.1\r\nHost: b\r\n"
+                sock.sendall(f"GET /v1/games/{game_id}/events?after={version} HTTP/1.1\r\n"
+                             "Host: b\r\n"
                              "Accept: text/event-stream\r\n\r\n".encode())
             except OSError as exc:
                 errors[type(exc).__name__] += 1
@@ -230,6 +238,24 @@ def _cpu_seconds(groups: dict[str, int]) -> dict[str, float]:
             else cpu.tree_seconds([pid], table) for name, pid in groups.items()}
 
 
+def _settle(pid: int, most: float = 60.0) -> None:
+    """Wait (up to ``most`` seconds) until the processes under ``pid`` are idle: less than
+    5% of a CPU over half a second."""
+    end = time.monotonic() + most
+    last = cpu.tree_seconds([pid], cpu.process_table())
+    while time.monotonic() < end:
+        time.sleep(0.5)
+        now = cpu.tree_seconds([pid], cpu.process_table())
+        if now - last < 0.025:
+            return
+        last = now
+
+
+def _cpu_spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """CPU seconds each group spent between two readings."""
+    return {name: after[name] - before[name] for name in after}
+
+
 def _cpu_per_move(before: dict[str, float], after: dict[str, float], moves: int
                   ) -> dict[str, float]:
     """Milliseconds of CPU each group spent per move between two readings."""
@@ -255,19 +281,22 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
             groups = {"service": stack.server_pid, "redis": stack.redis.pid or 0,
                       "movers": os.getpid()}
             before = _cpu_seconds(groups)
-            without = _play(stack.port, tables, seconds)
-            cpu_without = _cpu_per_move(before, _cpu_seconds(groups), without["moves"])
-            games = [t.game_id for t in tables for _ in range(WATCHERS_PER_GAME)][:watchers]
+            first = _play(stack.port, tables, seconds)
+            spent = _cpu_spent(before, _cpu_seconds(groups))
+            streams = [(t.game_id, t.version) for t in tables
+                       for _ in range(WATCHERS_PER_GAME)][:watchers]
+            games = [game_id for game_id, _ in streams]
             ctx = multiprocessing.get_context("spawn")
             ready_r, ready_w = ctx.Pipe(duplex=False)
             out_r, out_w = ctx.Pipe(duplex=False)
             stop = ctx.Event()
-            proc = ctx.Process(target=_watch, args=(stack.port, games, ready_w, stop, out_w))
+            proc = ctx.Process(target=_watch, args=(stack.port, streams, ready_w, stop, out_w))
             proc.start()
             while not ready_r.poll(1.0):
                 if not proc.is_alive():
                     raise RuntimeError(f"the watcher process failed (exit {proc.exitcode})")
             held, refused, open_errors = ready_r.recv()
+            _settle(stack.server_pid)  # each stream's first read of its game done
             holding = _service(stack.server_pid)
             groups["watchers"] = proc.pid or 0
             before = _cpu_seconds(groups)
@@ -276,7 +305,12 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
             time.sleep(2.0)  # the last events on their way
             stop.set()
             arrivals: list[tuple[str, int, float]] = out_r.recv()
-            proc.join(timeout=60)
+            proc.join(timeout=60)  # its streams closed
+            del groups["watchers"]
+            _settle(stack.server_pid)  # the service done ending the 10,000 streams
+            before = _cpu_seconds(groups)
+            again = _play(stack.port, tables, seconds)
+            spent = {k: v + spent[k] for k, v in _cpu_spent(before, _cpu_seconds(groups)).items()}
         finally:
             stack.stop()
     per_game = Counter(games)
@@ -285,6 +319,12 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
     delays = [t - with_watchers["sent_at"][(g, v)] for g, v, t in arrivals
               if (g, v) in with_watchers["sent_at"]]
     missing = sum(max(0, per_game[g] - delivered[(g, v)]) for g, v in with_watchers["sent_at"])
+    # without the watchers: before and after them, so that a machine whose speed drifts
+    # during the run (shared machines do, by tens of percent) moves both sides alike
+    without = {"moves": first["moves"] + again["moves"],
+               "seconds": first["seconds"] + again["seconds"],
+               "latencies": first["latencies"] + again["latencies"]}
+    cpu_without = {k: round(1e3 * v / max(1, without["moves"]), 3) for k, v in spent.items()}
     rate_without = without["moves"] / without["seconds"]
     rate_with = with_watchers["moves"] / with_watchers["seconds"]
     move_p99 = _pct(with_watchers["latencies"], 99)
@@ -296,10 +336,12 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
         "delivery_ms": {p: round(_pct(delays, q) * 1000, 1)
                         for p, q in (("p50", 50), ("p99", 99), ("max", 100))},
         "move_ms_without": {p: round(_pct(without["latencies"], q) * 1000, 1)
-                            for p, q in (("p50", 50), ("p99", 99))},
+                            for p, q in (("p50", 50), ("p99", 99), ("max", 100))},
         "move_ms_with": {p: round(_pct(with_watchers["latencies"], q) * 1000, 1)
-                         for p, q in (("p50", 50), ("p99", 99))},
+                         for p, q in (("p50", 50), ("p99", 99), ("max", 100))},
         "moves_per_s_without": round(rate_without, 1),
+        "moves_per_s_before": round(first["moves"] / first["seconds"], 1),
+        "moves_per_s_after": round(again["moves"] / again["seconds"], 1),
         "moves_per_s_with": round(rate_with, 1),
         "throughput_ratio": round(rate_with / rate_without, 3) if rate_without else 0.0,
         "delivery_p99_over_move_p99": round(_pct(delays, 99) / move_p99, 2) if move_p99 else 0,
@@ -321,10 +363,13 @@ def render(result: dict[str, Any]) -> str:
         f"delivery (move sent -> last byte on a watcher): p50 {r['delivery_ms']['p50']} ms, "
         f"p99 {r['delivery_ms']['p99']} ms, max {r['delivery_ms']['max']} ms; "
         f"p99 / move p99 = {r['delivery_p99_over_move_p99']}",
-        f"moves without watchers: {r['moves_per_s_without']}/s, p50 "
-        f"{r['move_ms_without']['p50']} ms, p99 {r['move_ms_without']['p99']} ms",
+        f"moves without watchers (before and after them): {r['moves_per_s_without']}/s "
+        f"({r['moves_per_s_before']} and {r['moves_per_s_after']}), p50 "
+        f"{r['move_ms_without']['p50']} ms, p99 {r['move_ms_without']['p99']} ms, "
+        f"max {r['move_ms_without']['max']} ms",
         f"moves with watchers: {r['moves_per_s_with']}/s, p50 {r['move_ms_with']['p50']} ms, "
-        f"p99 {r['move_ms_with']['p99']} ms; ratio {r['throughput_ratio']}",
+        f"p99 {r['move_ms_with']['p99']} ms, max {r['move_ms_with']['max']} ms; "
+        f"ratio {r['throughput_ratio']}",
         "CPU per move (ms) without watchers: " + ", ".join(
             f"{k} {v}" for k, v in r["cpu_ms_per_move_without"].items()),
         "CPU per move (ms) with watchers: " + ", ".join(
