@@ -89,10 +89,14 @@ class Watch:
     def wait(self, timeout: float) -> bool:
         """Whether woken within ``timeout`` seconds. The wake is used up: a commit
         announced after this returns wakes the next wait, so a watcher that reads the game
-        after each wait misses none."""
-        woken = self._event.wait(max(0.0, timeout))
+        after each wait misses none. A wake that comes as the time runs out counts:
+        ``Event.wait`` then reports the timeout with the flag set, and clearing it unasked
+        lost the wake (the watcher slept on, its entry taken only at the next one)."""
+        self._event.wait(max(0.0, timeout))
+        if not self._event.is_set():
+            return False
         self._event.clear()
-        return woken
+        return True
 
 
 class Closings:

@@ -22,7 +22,7 @@ from flask.testing import FlaskClient
 from service.api.streams import announced, unsent
 from service.app import create_app
 from service.config import Settings
-from service.live import Announced, Hub
+from service.live import Announced, Hub, Watch
 from service.store import GameStore
 from service.store.keys import ticket_key
 from tests.support.deals import auth
@@ -458,3 +458,32 @@ def test_an_announced_entry_is_framed_once_for_each_viewer() -> None:
     assert b'"KD"' not in first[0][1] and b'"KD"' in seat[0][1]
     assert set(shared) == {None, 0}
     assert record["events"][0]["private"] == {"0": {"card": "KD"}}  # the hub's, unchanged
+
+
+class _WokenAsItTimesOut(threading.Event):
+    """An event whose timed wait is woken just as its time runs out: the wake lands (the
+    flag set) but the wait reports the timeout, as ``threading.Event.wait`` does when the
+    timeout and a ``set`` meet (a heartbeat's timer and a commit's wake, under gevent in
+    the same turn of its loop)."""
+
+    racing = True
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if not self.racing:
+            return super().wait(timeout)
+        self.racing = False
+        self.set()
+        return False
+
+
+def test_a_wake_that_meets_the_waits_timeout_is_not_lost() -> None:
+    """A stream waits with its heartbeat's timeout. A commit's wake that came as that
+    timeout ran out was cleared with it: the stream slept on with the entry in its watch
+    until the game's next commit (the watchers bench saw 3-4.5 s) or for good, in a game
+    whose next mover waits for that very event."""
+    watch = Watch("g")
+    watch._event = _WokenAsItTimesOut()  # type: ignore[misc]
+    watch.wake((1, {"version": 1}, {}))
+    assert watch.wait(20.0) is True  # told: it takes the entry now
+    assert [version for version, _, _ in watch.take()] == [1]
+    assert watch.wait(0.0) is False  # that wake used up, as any other
