@@ -303,6 +303,8 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int,
                             checked = current  # valid now, so at every version till now
                         last = entry["version"]
                         yield frame
+                        # a heartbeat is for an idle stream: an event is as good a sign
+                        beat = time.monotonic() + settings.sse_heartbeat_seconds
                     if len(entries) == PAGE:
                         continue  # more to read
                     # a wake that brought nothing to send may be its client closing (the

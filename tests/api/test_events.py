@@ -352,6 +352,29 @@ def test_an_idle_stream_sends_heartbeats_and_ends(sse_client: FlaskClient) -> No
     assert 2 <= len(beats) <= 5
 
 
+def test_a_stream_sending_events_sends_no_heartbeat(redis_url: str) -> None:
+    """A heartbeat is for an idle stream: events 0.6 s apart on a stream whose heartbeat
+    is 1.5 s keep it from ever being due (2.4 s of them would have had one)."""
+    client = create_app(Settings(redis_url=redis_url, sse_max_seconds=4,
+                                 sse_heartbeat_seconds=1.5)).test_client()
+    game = match_game(client)
+    stream = open_stream(client, game)
+    seen: list[dict[str, Any]] = []
+    try:
+        for version, (seat, move) in enumerate(MATCH[:5], start=1):
+            if version > 1:
+                time.sleep(0.6)
+            game.ok(seat, move)
+            for frame in stream.frames():
+                seen.append(frame)
+                if frame.get("id") == str(version):
+                    break
+    finally:
+        stream.close()
+    assert [f["id"] for f in seen if f.get("event") == "move"] == ["1", "2", "3", "4", "5"]
+    assert not [f for f in seen if f.get("comment") == "heartbeat"]
+
+
 def test_one_stream_slot_a_second_stream_is_503(sse_client: FlaskClient) -> None:
     game = match_game(sse_client)
     game.ok(*MATCH[0])
