@@ -309,10 +309,14 @@ def test_gunicorn_conf_reads_the_environment_and_sets_only_gunicorn_settings(
 
 def test_gunicorn_conf_freezes_what_a_worker_has_loaded(serve_env: dict[str, str]) -> None:
     """post_worker_init: the objects a worker holds once it has loaded the app are frozen
-    (never scanned by the cyclic collector again)."""
+    (never scanned by the cyclic collector again), and its youngest generation is collected
+    every ``YOUNG_COLLECTION`` allocations, not Python's 700."""
     code = ("import gc, runpy, sys; conf = runpy.run_path(sys.argv[1]); "
             "import service.app; service.app.create_app; before = gc.get_freeze_count(); "
-            "conf['post_worker_init'](None); print(before, gc.get_freeze_count())")
+            "assert gc.get_threshold()[0] == 700; "
+            "conf['post_worker_init'](None); print(before, gc.get_freeze_count()); "
+            "from service.tuning import YOUNG_COLLECTION; "
+            "assert gc.get_threshold() == (YOUNG_COLLECTION, 10, 10), gc.get_threshold()")
     result = subprocess.run([sys.executable, "-c", code, str(ROOT / "gunicorn.conf.py")],
                             env=serve_env | {"REDIS_URL": "redis://127.0.0.1:1/0"}, cwd=ROOT,
                             capture_output=True, text=True, check=False)
