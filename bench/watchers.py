@@ -256,13 +256,6 @@ def _cpu_spent(before: dict[str, float], after: dict[str, float]) -> dict[str, f
     return {name: after[name] - before[name] for name in after}
 
 
-def _cpu_per_move(before: dict[str, float], after: dict[str, float], moves: int
-                  ) -> dict[str, float]:
-    """Milliseconds of CPU each group spent per move between two readings."""
-    return {name: round(1e3 * (after[name] - before[name]) / max(1, moves), 3)
-            for name in after}
-
-
 def _pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] if ordered else 0.0
@@ -301,7 +294,7 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
             groups["watchers"] = proc.pid or 0
             before = _cpu_seconds(groups)
             with_watchers = _play(stack.port, tables, seconds)
-            cpu_with = _cpu_per_move(before, _cpu_seconds(groups), with_watchers["moves"])
+            spent_with = _cpu_spent(before, _cpu_seconds(groups))
             time.sleep(2.0)  # the last events on their way
             stop.set()
             arrivals: list[tuple[str, int, float]] = out_r.recv()
@@ -324,7 +317,10 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
     without = {"moves": first["moves"] + again["moves"],
                "seconds": first["seconds"] + again["seconds"],
                "latencies": first["latencies"] + again["latencies"]}
-    cpu_without = {k: round(1e3 * v / max(1, without["moves"]), 3) for k, v in spent.items()}
+    cpu_ms = {kind: {name: round(ms, 3) for name, ms in groups_ms.items()}
+              for kind, groups_ms in cpu.per_request(
+                  {"without": spent, "with": spent_with},
+                  {"without": without["moves"], "with": with_watchers["moves"]}).items()}
     rate_without = without["moves"] / without["seconds"]
     rate_with = with_watchers["moves"] / with_watchers["seconds"]
     move_p99 = _pct(with_watchers["latencies"], 99)
@@ -345,7 +341,8 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
         "moves_per_s_with": round(rate_with, 1),
         "throughput_ratio": round(rate_with / rate_without, 3) if rate_without else 0.0,
         "delivery_p99_over_move_p99": round(_pct(delays, 99) / move_p99, 2) if move_p99 else 0,
-        "cpu_ms_per_move_without": cpu_without, "cpu_ms_per_move_with": cpu_with,
+        "cpu_ms_per_move_without": cpu_ms.get("without", {}),
+        "cpu_ms_per_move_with": cpu_ms.get("with", {}),
         "service_idle": idle, "service_holding": holding,
         "seconds": seconds, "cpus": os.cpu_count(),
     }
