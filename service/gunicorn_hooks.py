@@ -32,6 +32,7 @@ from gunicorn import glogging
 from gunicorn import util as gunicorn_util
 
 from service import live, quick_stop, serving_limits, tuning
+from service.api import streams
 from service.config import ConfigError, Settings
 
 
@@ -153,6 +154,7 @@ def post_worker_init(worker: Any) -> None:
     tuning.freeze_loaded()
     quick_stop.install(worker)  # Ctrl-C: gone within a second, streams open or not
     live.stop_on_term()  # SIGTERM: event streams end at once, their clients go elsewhere
+    streams.allow_direct_writes(worker.cfg)  # gevent: the hub writes waiting streams' events
     serving_limits.install(worker, _settings)  # request deadline, connections per address
     if hasattr(worker, "set_accept_enabled") and hasattr(worker, "accept"):
         _hand_over_on_stop(worker)

@@ -66,17 +66,32 @@ class Watch:
     resubscribing, or stopping) has woken it since it last returned; :meth:`take` gives the
     log entries the commits announced meanwhile, so that a stream need not read them."""
 
-    __slots__ = ("_entries", "_event", "game_id")
+    __slots__ = ("_entries", "_event", "game_id", "sink")
 
     def __init__(self, game_id: str) -> None:
         self.game_id = game_id
         self._event = threading.Event()
         self._entries: collections.deque[Announced] = collections.deque(maxlen=KEPT_ENTRIES)
+        self.sink: Callable[[Announced], bool] | None = None
+        """Set by a watcher while it waits, when it can take an entry without being woken
+        (a stream whose events the hub may write itself, :mod:`service.api.streams`): the
+        hub hands it each entry, and wakes the watcher with those it does not take."""
 
     def wake(self, entry: Announced | None = None) -> None:
         if entry is not None:
+            sink = self.sink
+            if sink is not None and not self._entries and self._sunk(sink, entry):
+                return
             self._entries.append(entry)
         self._event.set()
+
+    @staticmethod
+    def _sunk(sink: Callable[[Announced], bool], entry: Announced) -> bool:
+        try:
+            return sink(entry)
+        except Exception:  # the watcher meets the entry itself, and answers as it does
+            _log.exception("live hub: a watcher's sink failed; the watcher is woken")
+            return False
 
     def take(self) -> list[Announced]:
         """The entries announced since the last take, oldest first

@@ -28,7 +28,7 @@ import termios
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 from flask import Response, current_app, request
@@ -36,7 +36,7 @@ from flask import Response, current_app, request
 from service.api.problems import Problem
 from service.api.security import too_many_open
 from service.config import Settings
-from service.live import Announced, Hub, green
+from service.live import Announced, Hub, Watch, green
 from service.numbers import natural
 from service.referee import (
     Answer,
@@ -144,7 +144,16 @@ def unsent(sock: socket.socket | None) -> int:
     if sock is None:
         return 0
     try:
-        raw = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+        fd = sock.fileno()
+    except (OSError, ValueError):
+        return 0
+    return unsent_fd(fd)
+
+
+def unsent_fd(fd: int) -> int:
+    """:func:`unsent` of a socket by its file descriptor."""
+    try:
+        raw = fcntl.ioctl(fd, termios.TIOCOUTQ, b"\0\0\0\0")
     except (OSError, ValueError):
         return 0
     return int(struct.unpack("i", raw)[0])
@@ -250,6 +259,97 @@ def _frame(entry: dict[str, Any]) -> bytes:
     return b"id: %d\nevent: move\ndata: %s\n\n" % (entry["version"], orjson.dumps(entry))
 
 
+def allow_direct_writes(cfg: Any) -> None:
+    """Let the hub write the events of waiting streams itself (:class:`DirectWriter`): in a
+    gunicorn gevent worker (``post_worker_init``) that serves plain HTTP, whose framing of a
+    stream's body (chunked, for an HTTP/1.1 request) the writer repeats."""
+    DirectWriter.allowed = (green() and not cfg.is_ssl
+                            and getattr(cfg, "protocol", "http") == "http")
+
+
+class DirectWriter:
+    """The events of a waiting stream, written by the hub the moment it hands them out.
+
+    A woken stream costs a worker two greenlet switches, a timer, the generators of
+    Flask and werkzeug, gunicorn's write and gevent's ``sendall`` around a frame's
+    ``send``: with 10,000 streams held, most of what an event costs it (bench/README.md,
+    "Live tables"). While its stream waits, with everything it yielded written, its
+    socket is idle; the hub, on the same thread, then writes an entry that follows on
+    from the last one sent in one ``send`` that cannot block (framed as gunicorn frames
+    the stream's body: a chunk of HTTP/1.1), and the stream sleeps on. It wakes for what
+    the writer leaves alone: an entry that does not follow on, one that may change the
+    seat's tokens (a seat's stream checks them first), a client that leaves too much
+    unread, a socket that would block (what a partial ``send`` left, the stream writes
+    first), a stream past its time, a worker stopping."""
+
+    allowed: ClassVar[bool] = False
+    """Whether this process lets the hub write (:func:`allow_direct_writes`)."""
+
+    __slots__ = ("_chunked", "_fd", "_real", "buffered", "end", "last", "pending",
+                 "seat_checks", "sent_at", "sock", "stopping", "viewer", "watch")
+
+    def __init__(self, sock: socket.socket, watch: Watch, *, chunked: bool,
+                 viewer: int | None, seat_checks: bool, buffered: int, end: float,
+                 stopping: Callable[[], bool]) -> None:
+        self.sock = sock
+        self._real: socket.socket = getattr(sock, "_sock", sock)  # gevent's: the OS socket
+        self._fd = sock.fileno()
+        self._chunked = chunked
+        self.viewer = viewer
+        self.seat_checks = seat_checks
+        self.buffered = buffered
+        self.end = end
+        self.stopping = stopping
+        self.last = 0
+        """The version of the last entry written (by the stream, or by this writer)."""
+        self.sent_at = 0.0
+        """When this writer last wrote (``time.monotonic``); 0 if never."""
+        self.pending = b""
+        """What a partial ``send`` left of a frame: the stream writes it before anything."""
+        self.watch = watch
+
+    def __call__(self, entry: Announced) -> bool:
+        """Write ``entry`` if it can be, now: whether it was taken (written, or begun)."""
+        version, record, made = entry
+        if (version != self.last + 1 or self.pending or self.stopping()
+                or (self.seat_checks and record.get("move") is None)
+                or unsent_fd(self._fd) > self.buffered or time.monotonic() >= self.end):
+            return False
+        _, frame = _made(record, made, self.viewer)
+        data = b"%X\r\n%s\r\n" % (len(frame), frame) if self._chunked else frame
+        try:
+            sent = self._real.send(data, socket.MSG_DONTWAIT)
+        except OSError:  # would block, or the client is gone: the stream sees to it
+            return False
+        self.last = version
+        self.sent_at = time.monotonic()
+        if sent < len(data):
+            self.pending = data[sent:]
+            self.watch.wake()
+        return True
+
+    def finish(self) -> bool:
+        """Write what a partial ``send`` left of a frame, the stream awake (its socket its
+        own again): whether it could be (not: the client is gone)."""
+        try:
+            self.sock.sendall(self.pending)
+        except OSError:
+            return False
+        self.pending = b""
+        return True
+
+
+def _direct_framing(sock: socket.socket | None) -> bool | None:
+    """How this request's stream body goes to ``sock`` where the worker lets the hub write
+    to it (:class:`DirectWriter`): True in HTTP/1.1's chunks, False as it is (HTTP/1.0);
+    None where it may not (another worker, a test client, TLS, a HEAD request)."""
+    if not DirectWriter.allowed or sock is None or request.method != "GET" \
+            or getattr(sock, "_sslobj", None) is not None:
+        return None
+    protocol = request.environ.get("SERVER_PROTOCOL")
+    return None if protocol not in ("HTTP/1.0", "HTTP/1.1") else protocol == "HTTP/1.1"
+
+
 def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int,
                 holder: str | None = None) -> Response:
     """The event stream of ``game_id`` after version ``after``, as ``viewer`` (a seat, or
@@ -275,6 +375,7 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int,
     # and one whose client vanished without closing ends once two heartbeats in a row go
     # unacknowledged (the bound is lifted when the stream ends: the connection may serve on)
     bound_unacknowledged(sock, max(1.0, 2 * settings.sse_heartbeat_seconds))
+    chunked = _direct_framing(sock)
 
     def generate() -> Iterator[bytes]:
         with hub.watch(game_id, sock) as watch:  # watching before the first read
@@ -284,6 +385,10 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int,
                 started = time.monotonic()
                 end = started + settings.sse_max_seconds
                 beat = started + settings.sse_heartbeat_seconds
+                direct = None if sock is None or chunked is None else DirectWriter(
+                    sock, watch, chunked=chunked, viewer=viewer, seat_checks=holder is not None,
+                    buffered=settings.sse_max_buffered, end=end,
+                    stopping=lambda: hub.stopping)
                 yield b"retry: 1000\n\n"
                 while not hub.stopping:
                     entries = announced(watch.take(), last, viewer)
@@ -319,7 +424,18 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int,
                                 return
                             yield b": heartbeat\n\n"
                             beat = now + settings.sse_heartbeat_seconds
-                        if watch.wait(min(beat, end) - now):
+                        if direct is not None:  # all yielded is written: the hub may
+                            direct.last = last  # write what follows, while this waits
+                            watch.sink = direct
+                        woken = watch.wait(min(beat, end) - now)
+                        if direct is not None:
+                            watch.sink = None
+                            if direct.last > last:  # written by the hub meanwhile
+                                last = direct.last
+                                beat = direct.sent_at + settings.sse_heartbeat_seconds
+                            if direct.pending and not direct.finish():
+                                return  # the client is gone
+                        if woken:
                             break  # a commit of the game: read it
                         quiet = True
             except (StoreError, UnknownGame) as exc:

@@ -11,6 +11,7 @@ import contextlib
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from random import Random
 from typing import Any
 
@@ -19,7 +20,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service.api.streams import announced, unsent
+from service.api.streams import DirectWriter, announced, unsent
 from service.app import create_app
 from service.config import Settings
 from service.live import Announced, Hub, Watch
@@ -487,3 +488,148 @@ def test_a_wake_that_meets_the_waits_timeout_is_not_lost() -> None:
     assert watch.wait(20.0) is True  # told: it takes the entry now
     assert [version for version, _, _ in watch.take()] == [1]
     assert watch.wait(0.0) is False  # that wake used up, as any other
+
+
+def _draw_record(version: int, move: Any = "draw") -> dict[str, Any]:
+    """A log record of a seat 0 draw, the card drawn seen by seat 0 alone (``move`` None: a
+    record with no move, such as a join, which may change the seat's tokens)."""
+    return {"version": version, "seat": 0,
+            "move": None if move is None else {"type": "draw", "source": "stock"},
+            "events": [{"type": "draw", "seat": 0, "source": "stock",
+                        "private": {"0": {"card": "KD"}}}]}
+
+
+def _chunks(data: bytes) -> list[bytes]:
+    """The chunks of an HTTP/1.1 chunked body, read strictly (a malformed one fails)."""
+    chunks = []
+    while data:
+        size, crlf, rest = data.partition(b"\r\n")
+        assert crlf and size and all(c in b"0123456789ABCDEF" for c in size), data[:40]
+        length = int(size, 16)
+        assert rest[length:length + 2] == b"\r\n", data[:40]
+        chunks.append(rest[:length])
+        data = rest[length + 2:]
+    return chunks
+
+
+@contextlib.contextmanager
+def _connected() -> Iterator[tuple[socket.socket, socket.socket]]:
+    """(the server's end, the client's end) of a TCP connection on the loopback."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.create_connection(server.getsockname())
+        served, _ = server.accept()
+        with served, client:
+            client.settimeout(5)
+            yield served, client
+
+
+def _writer(sock: socket.socket, *, viewer: int | None = None, seat_checks: bool = False,
+            chunked: bool = True, buffered: int = 1 << 20, end: float = float("inf"),
+            stopping: bool = False) -> DirectWriter:
+    return DirectWriter(sock, Watch("g"), chunked=chunked, viewer=viewer,
+                        seat_checks=seat_checks, buffered=buffered, end=time.monotonic() + end
+                        if end != float("inf") else end, stopping=lambda: stopping)
+
+
+def _read_chunk(client: socket.socket) -> bytes:
+    """What the client received, up to the end of a chunk holding an event."""
+    data = b""
+    while not data.endswith(b"\n\n\r\n"):
+        data += client.recv(65536)
+    return data
+
+
+def test_the_hub_writes_an_entry_that_follows_on_as_a_chunk_of_the_viewers_frame() -> None:
+    with _connected() as (served, client):
+        writer = _writer(served, viewer=1)
+        writer.last = 4
+        shared: dict[Any, Any] = {}
+        assert writer((6, _draw_record(6), shared)) is False  # 5 not written yet
+        assert writer((5, _draw_record(5), shared)) is True
+        assert writer.last == 5 and writer.sent_at > 0 and writer.pending == b""
+        (frame,) = shared.values()
+        expected = frame[1]
+        assert expected.startswith(b"id: 5\nevent: move\ndata: ") and b'"KD"' not in expected
+        data = _read_chunk(client)
+        assert _chunks(data) == [expected]  # seat 1 sees seat 0's draw, not its card
+        assert writer((5, _draw_record(5), shared)) is False  # written once
+
+
+def test_the_hub_writes_a_seats_own_card_and_http_1_0_streams_unframed() -> None:
+    with _connected() as (served, client):
+        writer = _writer(served, viewer=0, seat_checks=True, chunked=False)
+        assert writer((1, _draw_record(1), {})) is True
+        data = client.recv(65536)
+        assert data.startswith(b"id: 1\nevent: move\ndata: ") and b'"KD"' in data
+
+
+def test_the_hub_leaves_to_the_stream_what_it_must_check_or_cannot_write() -> None:
+    with _connected() as (served, client):
+        # a seat's stream checks its token at an entry with no move: the stream does that
+        assert _writer(served, seat_checks=True)((1, _draw_record(1, None), {})) is False
+        # a public stream has no token to check
+        assert _writer(served)((1, _draw_record(1, None), {})) is True
+        assert _writer(served, stopping=True)((1, _draw_record(1), {})) is False
+        assert _writer(served, end=-1)((1, _draw_record(1), {})) is False  # its time is up
+        served.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            for _ in range(64):
+                served.send(b"x" * 65536)  # the client reads nothing
+        assert unsent(served) > 1000
+        assert _writer(served, buffered=1000)((1, _draw_record(1), {})) is False
+        full = _writer(served)
+        assert full((1, _draw_record(1), {})) is False  # the socket would block
+        assert full.last == 0 and full.pending == b""
+    client.close()
+
+
+def test_what_a_partial_send_leaves_the_stream_writes_before_anything_else() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.socket()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        client.connect(server.getsockname())
+        served, _ = server.accept()
+        with served, client:
+            served.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            watch = Watch("g")
+            writer = DirectWriter(served, watch, chunked=True, viewer=None,
+                                  seat_checks=False, buffered=1 << 30, end=float("inf"),
+                                  stopping=lambda: False)
+            record = _draw_record(1)
+            record["events"] *= 2000  # a frame of about 84 KB: more than the buffers hold
+            assert writer((1, record, {})) is True
+            assert writer.last == 1 and writer.pending
+            assert watch.wait(0) is True and watch.take() == []  # the stream wakes
+            assert writer((2, _draw_record(2), {})) is False  # nothing before the rest
+            finished: list[bool] = []
+            done = threading.Thread(target=lambda: finished.append(writer.finish()))
+            done.start()
+            client.settimeout(10)
+            data = _read_chunk(client)
+            done.join(10)
+            assert finished == [True] and writer.pending == b""
+            (frame,) = _chunks(data)
+            assert frame.startswith(b"id: 1\nevent: move\n") and len(frame) > 80_000
+
+
+def test_a_watch_hands_its_sink_what_it_takes_and_wakes_for_the_rest(
+        caplog: pytest.LogCaptureFixture) -> None:
+    watch = Watch("g")
+    taken: list[int] = []
+
+    def sink(entry: Announced) -> bool:
+        if entry[0] == 3:
+            raise ValueError("a record the stream must answer itself")
+        taken.append(entry[0])
+        return entry[0] == 1
+
+    watch.sink = sink
+    watch.wake((1, {}, {}))
+    assert taken == [1] and watch.take() == [] and watch.wait(0) is False  # not woken
+    watch.wake((2, {}, {}))  # declined: queued, woken
+    watch.wake((1, {}, {}))  # behind a queued entry: queued too, never overtakes it
+    assert taken == [1, 2] and watch.wait(0) is True
+    assert [v for v, _, _ in watch.take()] == [2, 1]
+    watch.wake((3, {}, {}))
+    assert watch.wait(0) is True and [v for v, _, _ in watch.take()] == [3]
+    assert "a watcher's sink failed" in caplog.text

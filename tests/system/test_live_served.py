@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from random import Random
 
+import orjson
 import pytest
 import requests
 
@@ -160,3 +161,47 @@ def test_access_lines_never_hold_a_ticket(tmp_path: Path, redis_url: str) -> Non
     assert "ticket=[redacted]" in output
     assert ticket not in output
     assert game.tokens[0] not in output
+
+
+def _chunked_body(data: bytes) -> list[bytes]:
+    """The chunks of a response's chunked body so far, read strictly."""
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert b"Transfer-Encoding: chunked" in head, head
+    chunks = []
+    while body:
+        size, crlf, rest = body.partition(b"\r\n")
+        assert crlf and size and all(c in b"0123456789ABCDEFabcdef" for c in size), body[:60]
+        length = int(size, 16)
+        assert rest[length:length + 2] == b"\r\n", body[:60]
+        chunks.append(rest[:length])
+        body = rest[length + 2:]
+    return chunks
+
+
+def test_events_written_while_a_gevent_stream_waits_are_framed_as_gunicorns(
+        tmp_path: Path, redis_url: str) -> None:
+    """Under gevent the hub writes a waiting stream's events itself, in HTTP/1.1 chunks as
+    gunicorn frames the rest of the body: read strictly, every chunk is one whole event,
+    in order, none twice, each as the public sees it."""
+    pytest.importorskip("gevent")
+    with _serving(tmp_path, redis_url, RUMMY_WORKER_CLASS="gevent") as server, \
+            requests.Session() as session:
+        transport = RequestsTransport(server.base_url, session, timeout=REQUEST_TIMEOUT)
+        game = create_game(transport, 2)
+        with _open(server, f"/v1/games/{game.game_id}/events") as sock:
+            data = bytearray(_read_until(sock, b"retry: 1000\n\n\r\n"))
+            rng = Random(3)
+            for version in range(1, 7):
+                _move(transport, game, rng)
+                _read_until(sock, b"id: %d\nevent: move\n" % version, data)
+                while not data.endswith(b"\n\n\r\n"):
+                    data += sock.recv(65536)
+            chunks = _chunked_body(bytes(data))
+        log = transport.request("GET", f"/v1/games/{game.game_id}/events").body
+    assert chunks[0] == b"retry: 1000\n\n"
+    events = [c for c in chunks[1:] if not c.startswith(b":")]
+    assert [e.split(b"\n")[0] for e in events] == [b"id: %d" % v for v in range(1, 7)]
+    assert len(log["entries"]) == 6
+    for event, entry in zip(events, log["entries"], strict=True):
+        assert event.endswith(b"\n\n") and event.count(b"\n\n") == 1
+        assert orjson.loads(event.split(b"data: ", 1)[1]) == entry
