@@ -2,7 +2,9 @@
 tickets for browsers, and long polls of the views (docs/api.md, "Live tables").
 
 A stream or a waiting long poll sleeps on a :class:`service.live.Watch` of its game and
-reads Redis only when a commit of that game wakes it (or to send a heartbeat: no read).
+reads Redis only when a commit of that game wakes it (or to send a heartbeat: no read);
+under gevent a waiting stream is not even woken for an event that follows on: the hub
+writes it to the stream's socket itself (:class:`DirectWriter`).
 Under gunicorn's gevent worker (``RUMMY_WORKER_CLASS=gevent``) it costs a greenlet; under
 gthread it holds a thread, so each gthread worker serves at most ``RUMMY_SSE_MAX_STREAMS``
 at once (default: half its threads). More are refused with ``503`` + ``Retry-After``, and

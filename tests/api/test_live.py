@@ -31,7 +31,7 @@ from tests.support.hidden_cards import card_strings
 from tests.support.http_player import FlaskTransport
 from tests.support.problems import assert_problem
 from tests.support.reliability import Game, create_game, next_move
-from tests.support.streams import SSE, Stream, open_stream
+from tests.support.streams import SSE, Stream, chunks, open_stream
 
 
 def _app(redis_url: str, **settings: Any) -> Flask:
@@ -499,19 +499,6 @@ def _draw_record(version: int, move: Any = "draw") -> dict[str, Any]:
                         "private": {"0": {"card": "KD"}}}]}
 
 
-def _chunks(data: bytes) -> list[bytes]:
-    """The chunks of an HTTP/1.1 chunked body, read strictly (a malformed one fails)."""
-    chunks = []
-    while data:
-        size, crlf, rest = data.partition(b"\r\n")
-        assert crlf and size and all(c in b"0123456789ABCDEF" for c in size), data[:40]
-        length = int(size, 16)
-        assert rest[length:length + 2] == b"\r\n", data[:40]
-        chunks.append(rest[:length])
-        data = rest[length + 2:]
-    return chunks
-
-
 @contextlib.contextmanager
 def _connected() -> Iterator[tuple[socket.socket, socket.socket]]:
     """(the server's end, the client's end) of a TCP connection on the loopback."""
@@ -551,7 +538,7 @@ def test_the_hub_writes_an_entry_that_follows_on_as_a_chunk_of_the_viewers_frame
         expected = frame[1]
         assert expected.startswith(b"id: 5\nevent: move\ndata: ") and b'"KD"' not in expected
         data = _read_chunk(client)
-        assert _chunks(data) == [expected]  # seat 1 sees seat 0's draw, not its card
+        assert chunks(data) == [expected]  # seat 1 sees seat 0's draw, not its card
         assert writer((5, _draw_record(5), shared)) is False  # written once
 
 
@@ -608,7 +595,7 @@ def test_what_a_partial_send_leaves_the_stream_writes_before_anything_else() -> 
             data = _read_chunk(client)
             done.join(10)
             assert finished == [True] and writer.pending == b""
-            (frame,) = _chunks(data)
+            (frame,) = chunks(data)
             assert frame.startswith(b"id: 1\nevent: move\n") and len(frame) > 80_000
 
 

@@ -65,3 +65,17 @@ class Stream:
 def open_stream(client: FlaskClient, path: str, **headers: str) -> Stream:
     """``GET path`` as an event stream (:data:`SSE` and ``headers``), read as it arrives."""
     return Stream(client.get(path, headers={**SSE, **headers}, buffered=False))
+
+
+def chunks(body: bytes) -> list[bytes]:
+    """The chunks of an HTTP/1.1 chunked ``body``, read strictly (a malformed one fails):
+    what a served stream's events travel in, whoever wrote them."""
+    found = []
+    while body:
+        size, crlf, rest = body.partition(b"\r\n")
+        assert crlf and size and all(c in b"0123456789ABCDEFabcdef" for c in size), body[:60]
+        length = int(size, 16)
+        assert rest[length:length + 2] == b"\r\n", body[:60]
+        found.append(rest[:length])
+        body = rest[length + 2:]
+    return found

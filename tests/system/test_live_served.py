@@ -22,6 +22,7 @@ import requests
 from tests.support.http_player import REQUEST_TIMEOUT, RequestsTransport
 from tests.support.reliability import Game, create_game, next_move
 from tests.support.serving import Server
+from tests.support.streams import chunks
 
 pytestmark = pytest.mark.slow
 
@@ -167,15 +168,7 @@ def _chunked_body(data: bytes) -> list[bytes]:
     """The chunks of a response's chunked body so far, read strictly."""
     head, _, body = data.partition(b"\r\n\r\n")
     assert b"Transfer-Encoding: chunked" in head, head
-    chunks = []
-    while body:
-        size, crlf, rest = body.partition(b"\r\n")
-        assert crlf and size and all(c in b"0123456789ABCDEFabcdef" for c in size), body[:60]
-        length = int(size, 16)
-        assert rest[length:length + 2] == b"\r\n", body[:60]
-        chunks.append(rest[:length])
-        body = rest[length + 2:]
-    return chunks
+    return chunks(body)
 
 
 def test_events_written_while_a_gevent_stream_waits_are_framed_as_gunicorns(
@@ -196,10 +189,10 @@ def test_events_written_while_a_gevent_stream_waits_are_framed_as_gunicorns(
                 _read_until(sock, b"id: %d\nevent: move\n" % version, data)
                 while not data.endswith(b"\n\n\r\n"):
                     data += sock.recv(65536)
-            chunks = _chunked_body(bytes(data))
+            body = _chunked_body(bytes(data))
         log = transport.request("GET", f"/v1/games/{game.game_id}/events").body
-    assert chunks[0] == b"retry: 1000\n\n"
-    events = [c for c in chunks[1:] if not c.startswith(b":")]
+    assert body[0] == b"retry: 1000\n\n"
+    events = [c for c in body[1:] if not c.startswith(b":")]
     assert [e.split(b"\n")[0] for e in events] == [b"id: %d" % v for v in range(1, 7)]
     assert len(log["entries"]) == 6
     for event, entry in zip(events, log["entries"], strict=True):
