@@ -154,7 +154,8 @@ def post_worker_init(worker: Any) -> None:
     tuning.freeze_loaded()
     quick_stop.install(worker)  # Ctrl-C: gone within a second, streams open or not
     live.stop_on_term()  # SIGTERM: event streams end at once, their clients go elsewhere
-    streams.allow_direct_writes(worker.cfg)  # gevent: the hub writes waiting streams' events
+    # gevent: the hub writes the events of waiting streams itself
+    streams.allow_direct_writes(getattr(worker, "cfg", None))
     serving_limits.install(worker, _settings)  # request deadline, connections per address
     if hasattr(worker, "set_accept_enabled") and hasattr(worker, "accept"):
         _hand_over_on_stop(worker)

@@ -261,11 +261,11 @@ def _frame(entry: dict[str, Any]) -> bytes:
     return b"id: %d\nevent: move\ndata: %s\n\n" % (entry["version"], orjson.dumps(entry))
 
 
-def allow_direct_writes(cfg: Any) -> None:
+def allow_direct_writes(cfg: Any | None) -> None:
     """Let the hub write the events of waiting streams itself (:class:`DirectWriter`): in a
     gunicorn gevent worker (``post_worker_init``) that serves plain HTTP, whose framing of a
     stream's body (chunked, for an HTTP/1.1 request) the writer repeats."""
-    DirectWriter.allowed = (green() and not cfg.is_ssl
+    DirectWriter.allowed = (cfg is not None and green() and not cfg.is_ssl
                             and getattr(cfg, "protocol", "http") == "http")
 
 
