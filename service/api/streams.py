@@ -313,9 +313,10 @@ class DirectWriter:
     def __call__(self, entry: Announced) -> bool:
         """Write ``entry`` if it can be, now: whether it was taken (written, or begun)."""
         version, record, made = entry
-        if (version != self.last + 1 or self.pending or self.stopping()
+        now = time.monotonic()
+        if (version != self.last + 1 or self.pending or self.stopping() or now >= self.end
                 or (self.seat_checks and record.get("move") is None)
-                or unsent_fd(self._fd) > self.buffered or time.monotonic() >= self.end):
+                or unsent_fd(self._fd) > self.buffered):  # the one system call last
             return False
         _, frame = _made(record, made, self.viewer)
         data = b"%X\r\n%s\r\n" % (len(frame), frame) if self._chunked else frame
@@ -324,7 +325,7 @@ class DirectWriter:
         except OSError:  # would block, or the client is gone: the stream sees to it
             return False
         self.last = version
-        self.sent_at = time.monotonic()
+        self.sent_at = now
         if sent < len(data):
             self.pending = data[sent:]
             self.watch.wake()
