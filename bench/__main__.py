@@ -76,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="instead of the closed loop: live tables, N event streams held "
                              "on games being played, their delivery latency and the moves "
                              "with and without them (bench/watchers.py)")
+    parser.add_argument("--cycles", type=int, default=watchers.CYCLES, metavar="N",
+                        help="with --watchers: phases with the watchers, each between two "
+                             f"without them (default {watchers.CYCLES})")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--instructions", action="store_true",
                         help="instead of the timed benchmark: count the instructions a move "
@@ -184,9 +187,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.instructions:
         return instructions.main([])
     if args.watchers is not None:
-        print(f"live tables: {args.watchers} watchers, {args.seconds:g} s of moves without "
-              "and as long with them …", file=sys.stderr, flush=True)
-        live = watchers.run(args.watchers, args.seconds, args.workers)
+        print(f"live tables: {args.watchers} watchers, {args.cycles} cycles of "
+              f"{args.seconds:g} s of moves without and as long with them, and as long "
+              "without …", file=sys.stderr, flush=True)
+        live = watchers.run(args.watchers, args.seconds, args.workers, args.cycles)
         print(watchers.render(live))
         if args.json:
             Path(args.json).write_text(json.dumps(live, indent=2) + "\n")

@@ -2,16 +2,17 @@
 
 One run, one stack (its own redis-server; the service under gunicorn's gevent worker, as
 docs/operations.md, "Live tables", recommends for streams; ``RUMMY_WORKER_CLASS=gthread``
-in the environment compares gthread): games are played by mover
-threads (draw, then discard a card of the hand the draw's answer shows), first for
-``seconds`` with no watcher, then for as long again while a separate process holds ``N``
-event streams on those games (4 per game, like the seats of a table), then, the streams
-closed, for as long again without them (the throughput without is that of both phases
-without, so that a machine's drift during the run moves both sides alike). It reports the
+in the environment compares gthread): games are played by mover threads (draw, then
+discard a card of the hand the draw's answer shows) for ``seconds`` with no watcher, then
+``cycles`` times: for as long again while a separate process holds ``N`` event streams on
+those games (4 per game, like the seats of a table), then, the streams closed, for as long
+again without them. The phases without come before, between and after those with the
+watchers, so that a machine's drift during the run moves both sides alike. It reports the
 streams held and refused, every event delivered or not, the delivery latency (from the
 moment the move was sent, which is before its commit, to the last byte of its event on a
 watcher: an upper bound), the move latency and throughput with and without the watchers
-(their ratio), and the service's memory and thread count while the streams are held.
+(their ratio, and each cycle's against the phases either side), and the service's memory
+and thread count while the streams are held.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ WATCHERS_PER_GAME = 4
 MOVERS = 4
 OPEN_BURST = 200
 """Streams opened at a time, each burst all answered before the next."""
+CYCLES = 2
+"""Phases with the watchers in a run, each between two without them (their streams opened
+anew for each): one phase's ratio moves by a few hundredths with the machine's drift."""
 
 ENV = {"RUMMY_WORKER_CLASS": os.environ.get("RUMMY_WORKER_CLASS", "gevent"),
        "RUMMY_MAX_CONNECTIONS_PER_ADDRESS": "0",
@@ -261,7 +265,64 @@ def _pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] if ordered else 0.0
 
 
-def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
+def _watched(port: int, server_pid: int, tables: list[Table],
+             streams: list[tuple[str, int]], seconds: float, groups: dict[str, int]
+             ) -> dict[str, Any]:
+    """One phase with the watchers: a process opens ``streams`` (each after its game's
+    version now), the movers play ``tables`` for ``seconds``, then the streams close. What
+    was held and refused, the service's memory while they were held, the moves, the CPU
+    each group spent on them and the events' arrivals."""
+    ctx = multiprocessing.get_context("spawn")
+    ready_r, ready_w = ctx.Pipe(duplex=False)
+    out_r, out_w = ctx.Pipe(duplex=False)
+    stop = ctx.Event()
+    proc = ctx.Process(target=_watch, args=(port, streams, ready_w, stop, out_w))
+    proc.start()
+    while not ready_r.poll(1.0):
+        if not proc.is_alive():
+            raise RuntimeError(f"the watcher process failed (exit {proc.exitcode})")
+    held, refused, open_errors = ready_r.recv()
+    _settle(server_pid)  # each stream's first read of its game done
+    holding = _service(server_pid)
+    groups = {**groups, "watchers": proc.pid or 0}
+    before = _cpu_seconds(groups)
+    played = _play(port, tables, seconds)
+    spent = _cpu_spent(before, _cpu_seconds(groups))
+    time.sleep(2.0)  # the last events on their way
+    stop.set()
+    arrivals: list[tuple[str, int, float]] = out_r.recv()
+    proc.join(timeout=60)  # its streams closed
+    _settle(server_pid)  # the service done ending the streams
+    return {"held": held, "refused": refused, "open_errors": open_errors,
+            "holding": holding, "played": played, "spent": spent, "arrivals": arrivals}
+
+
+def _rate(played: dict[str, Any]) -> float:
+    return float(played["moves"] / played["seconds"]) if played["seconds"] else 0.0
+
+
+def _merged(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The moves of several phases of :func:`_play` as one."""
+    return {"moves": sum(r["moves"] for r in runs), "seconds": sum(r["seconds"] for r in runs),
+            "latencies": [x for r in runs for x in r["latencies"]],
+            "sent_at": {k: v for r in runs for k, v in r["sent_at"].items()}}
+
+
+def _alternated(unwatched: list[dict[str, Any]], watched: list[dict[str, Any]]
+                ) -> list[dict[str, Any]]:
+    """The phases' moves in the order they were played: without, with, without …"""
+    phases = []
+    for i, played in enumerate(unwatched):
+        phases.append(played)
+        if i < len(watched):
+            phases.append(watched[i]["played"])
+    return phases
+
+
+def run(watchers: int, seconds: float, workers: int | None, cycles: int = CYCLES
+        ) -> dict[str, Any]:
+    if cycles < 1:
+        raise ValueError("a run needs a cycle with the watchers at least")
     limit = _raise_open_files(watchers * 2 + 1000)
     with tempfile.TemporaryDirectory(prefix="rummy-watchers-") as tmp:
         stack = Stack(Path(tmp), workers=workers, env=ENV)
@@ -274,59 +335,47 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
             groups = {"service": stack.server_pid, "redis": stack.redis.pid or 0,
                       "movers": os.getpid()}
             before = _cpu_seconds(groups)
-            first = _play(stack.port, tables, seconds)
+            unwatched = [_play(stack.port, tables, seconds)]
             spent = _cpu_spent(before, _cpu_seconds(groups))
-            streams = [(t.game_id, t.version) for t in tables
-                       for _ in range(WATCHERS_PER_GAME)][:watchers]
-            games = [game_id for game_id, _ in streams]
-            ctx = multiprocessing.get_context("spawn")
-            ready_r, ready_w = ctx.Pipe(duplex=False)
-            out_r, out_w = ctx.Pipe(duplex=False)
-            stop = ctx.Event()
-            proc = ctx.Process(target=_watch, args=(stack.port, streams, ready_w, stop, out_w))
-            proc.start()
-            while not ready_r.poll(1.0):
-                if not proc.is_alive():
-                    raise RuntimeError(f"the watcher process failed (exit {proc.exitcode})")
-            held, refused, open_errors = ready_r.recv()
-            _settle(stack.server_pid)  # each stream's first read of its game done
-            holding = _service(stack.server_pid)
-            groups["watchers"] = proc.pid or 0
-            before = _cpu_seconds(groups)
-            with_watchers = _play(stack.port, tables, seconds)
-            spent_with = _cpu_spent(before, _cpu_seconds(groups))
-            time.sleep(2.0)  # the last events on their way
-            stop.set()
-            arrivals: list[tuple[str, int, float]] = out_r.recv()
-            proc.join(timeout=60)  # its streams closed
-            del groups["watchers"]
-            _settle(stack.server_pid)  # the service done ending the 10,000 streams
-            before = _cpu_seconds(groups)
-            again = _play(stack.port, tables, seconds)
-            spent = {k: v + spent[k] for k, v in _cpu_spent(before, _cpu_seconds(groups)).items()}
+            watched: list[dict[str, Any]] = []
+            for _ in range(cycles):
+                streams = [(t.game_id, t.version) for t in tables
+                           for _ in range(WATCHERS_PER_GAME)][:watchers]
+                watched.append(_watched(stack.port, stack.server_pid, tables, streams,
+                                        seconds, groups))
+                before = _cpu_seconds(groups)
+                unwatched.append(_play(stack.port, tables, seconds))
+                spent = {k: v + spent[k]
+                         for k, v in _cpu_spent(before, _cpu_seconds(groups)).items()}
         finally:
             stack.stop()
-    per_game = Counter(games)
-    expected = sum(per_game[g] for g, _ in with_watchers["sent_at"])
-    delivered = Counter((g, v) for g, v, _ in arrivals)
-    delays = [t - with_watchers["sent_at"][(g, v)] for g, v, t in arrivals
-              if (g, v) in with_watchers["sent_at"]]
-    missing = sum(max(0, per_game[g] - delivered[(g, v)]) for g, v in with_watchers["sent_at"])
-    # without the watchers: before and after them, so that a machine whose speed drifts
-    # during the run (shared machines do, by tens of percent) moves both sides alike
-    without = {"moves": first["moves"] + again["moves"],
-               "seconds": first["seconds"] + again["seconds"],
-               "latencies": first["latencies"] + again["latencies"]}
+    per_game = Counter(g for g, _ in streams)
+    expected = missing = 0
+    delays: list[float] = []
+    for phase in watched:
+        sent_at = phase["played"]["sent_at"]
+        expected += sum(per_game[g] for g, _ in sent_at)
+        delivered = Counter((g, v) for g, v, _ in phase["arrivals"])
+        delays += [t - sent_at[(g, v)] for g, v, t in phase["arrivals"] if (g, v) in sent_at]
+        missing += sum(max(0, per_game[g] - delivered[(g, v)]) for g, v in sent_at)
+    # the phases without the watchers come before, between and after those with them, so
+    # that a machine whose speed drifts during the run (shared machines do, by tens of
+    # percent) moves both sides alike; each cycle's ratio is against the phases either side
+    without, with_watchers = _merged(unwatched), _merged([w["played"] for w in watched])
+    spent_with = {k: sum(w["spent"].get(k, 0.0) for w in watched)
+                  for k in watched[0]["spent"]}
     cpu_ms = {kind: {name: round(ms, 3) for name, ms in groups_ms.items()}
               for kind, groups_ms in cpu.per_request(
                   {"without": spent, "with": spent_with},
                   {"without": without["moves"], "with": with_watchers["moves"]}).items()}
-    rate_without = without["moves"] / without["seconds"]
-    rate_with = with_watchers["moves"] / with_watchers["seconds"]
+    rate_without, rate_with = _rate(without), _rate(with_watchers)
     move_p99 = _pct(with_watchers["latencies"], 99)
     return {
         "watchers": watchers, "games": len(tables), "open_files_limit": limit,
-        "streams_held": held, "streams_refused": refused, "open_errors": open_errors,
+        "cycles": cycles,
+        "streams_held": min(w["held"] for w in watched),
+        "streams_refused": sum(w["refused"] for w in watched),
+        "open_errors": dict(sum((Counter(w["open_errors"]) for w in watched), Counter())),
         "events_expected": expected, "events_delivered": len(delays),
         "events_missing": missing,
         "delivery_ms": {p: round(_pct(delays, q) * 1000, 1)
@@ -336,14 +385,16 @@ def run(watchers: int, seconds: float, workers: int | None) -> dict[str, Any]:
         "move_ms_with": {p: round(_pct(with_watchers["latencies"], q) * 1000, 1)
                          for p, q in (("p50", 50), ("p99", 99), ("max", 100))},
         "moves_per_s_without": round(rate_without, 1),
-        "moves_per_s_before": round(first["moves"] / first["seconds"], 1),
-        "moves_per_s_after": round(again["moves"] / again["seconds"], 1),
         "moves_per_s_with": round(rate_with, 1),
+        "phases_per_s": [round(_rate(p), 1) for p in _alternated(unwatched, watched)],
         "throughput_ratio": round(rate_with / rate_without, 3) if rate_without else 0.0,
+        "cycle_ratios": [round(_rate(w["played"]) * 2 / (_rate(unwatched[i])
+                                                        + _rate(unwatched[i + 1])), 3)
+                         for i, w in enumerate(watched)],
         "delivery_p99_over_move_p99": round(_pct(delays, 99) / move_p99, 2) if move_p99 else 0,
         "cpu_ms_per_move_without": cpu_ms.get("without", {}),
         "cpu_ms_per_move_with": cpu_ms.get("with", {}),
-        "service_idle": idle, "service_holding": holding,
+        "service_idle": idle, "service_holding": watched[0]["holding"],
         "seconds": seconds, "cpus": os.cpu_count(),
     }
 
@@ -360,13 +411,15 @@ def render(result: dict[str, Any]) -> str:
         f"delivery (move sent -> last byte on a watcher): p50 {r['delivery_ms']['p50']} ms, "
         f"p99 {r['delivery_ms']['p99']} ms, max {r['delivery_ms']['max']} ms; "
         f"p99 / move p99 = {r['delivery_p99_over_move_p99']}",
-        f"moves without watchers (before and after them): {r['moves_per_s_without']}/s "
-        f"({r['moves_per_s_before']} and {r['moves_per_s_after']}), p50 "
+        "moves a second, phase by phase (without, with, without …): "
+        + ", ".join(f"{rate:g}" for rate in r["phases_per_s"]),
+        f"moves without watchers: {r['moves_per_s_without']}/s, p50 "
         f"{r['move_ms_without']['p50']} ms, p99 {r['move_ms_without']['p99']} ms, "
         f"max {r['move_ms_without']['max']} ms",
         f"moves with watchers: {r['moves_per_s_with']}/s, p50 {r['move_ms_with']['p50']} ms, "
         f"p99 {r['move_ms_with']['p99']} ms, max {r['move_ms_with']['max']} ms; "
-        f"ratio {r['throughput_ratio']}",
+        f"ratio {r['throughput_ratio']} (each cycle against the phases either side: "
+        + ", ".join(f"{ratio:g}" for ratio in r["cycle_ratios"]) + ")",
         "CPU per move (ms) without watchers: " + ", ".join(
             f"{k} {v}" for k, v in r["cpu_ms_per_move_without"].items()),
         "CPU per move (ms) with watchers: " + ", ".join(
