@@ -26,6 +26,7 @@ import random
 import resource
 import select
 import socket
+import struct
 import tempfile
 import threading
 import time
@@ -40,6 +41,17 @@ WATCHERS_PER_GAME = 4
 MOVERS = 4
 OPEN_BURST = 200
 """Streams opened at a time, each burst all answered before the next."""
+READ_EVERY = 0.01
+"""Seconds between the watcher process's rounds of reads while the moves are measured: a
+round reads every stream with bytes waiting, stamped by the kernel as they arrived
+(``SO_TIMESTAMPNS``), so the process wakes 100 times a second, not once an event, and the
+delivery times stay those of the arrivals."""
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+"""Linux's option, and its control message's type (Python's socket module has no name
+for it)."""
+_STAMP = struct.Struct("@ll")
+"""The ``struct timespec`` of an ``SCM_TIMESTAMPNS`` message."""
+_STAMP_SPACE = socket.CMSG_SPACE(_STAMP.size)
 CYCLES = 2
 """Phases with the watchers in a run, each between two without them (their streams opened
 anew for each): one phase's ratio moves by a few hundredths with the machine's drift."""
@@ -173,34 +185,55 @@ def _watch(port: int, games: list[tuple[str, int]], ready: Any, stop: Any, out: 
             if data.startswith(b"HTTP/1.1 200") and b"retry: 1000" in data:
                 held += 1
                 sock.setblocking(False)
+                _stamped(sock)
                 game_of[sock.fileno()] = game_id
                 socks.append(sock)
             else:
                 refused += 1
                 sock.close()
     ready.send((held, refused, dict(errors)))
-    # While the moves are measured this process only takes what arrives and notes when
-    # (an epoll and a recv per readable stream): it shares the CPUs with the service, so
-    # the frames are parsed afterwards.
+    # While the moves are measured this process only takes what arrived and when: it
+    # shares the CPUs with the service (10,000 clients would be on machines of their own),
+    # so it reads in rounds, READ_EVERY apart, each event's time the kernel's stamp of its
+    # arrival, and parses the frames afterwards.
     epoll = select.epoll()
     by_fd = {sock.fileno(): sock for sock in socks}
     for fd in by_fd:
         epoll.register(fd, select.EPOLLIN)
     chunks: list[tuple[int, float, bytes]] = []
     while not stop.is_set():
-        for fd, _ in epoll.poll(0.2):
+        time.sleep(READ_EVERY)
+        offset = time.time() - time.monotonic()  # the stamps' clock to the movers' clock
+        for fd, _ in epoll.poll(0):
             try:
-                chunk = by_fd[fd].recv(65536)
+                chunk, ancillary, _, _ = by_fd[fd].recvmsg(65536, _STAMP_SPACE)
             except BlockingIOError:
                 continue
             if not chunk:
                 epoll.unregister(fd)
                 continue
-            chunks.append((fd, time.monotonic(), chunk))
+            chunks.append((fd, _arrived(ancillary, offset), chunk))
     out.send(_arrivals(chunks, game_of))
     epoll.close()
     for sock in socks:
         sock.close()
+
+
+def _stamped(sock: socket.socket) -> None:
+    """Have the kernel stamp when the bytes ``sock`` receives arrive (Linux)."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+
+
+def _arrived(ancillary: list[tuple[int, int, bytes]], offset: float) -> float:
+    """When the last bytes a ``recvmsg`` returned arrived, on the monotonic clock: the
+    kernel's stamp (``SO_TIMESTAMPNS``, on the real-time clock: less ``offset``), else
+    now."""
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= _STAMP.size:
+            seconds, nanoseconds = _STAMP.unpack_from(data)
+            return float(seconds + nanoseconds / 1e9 - offset)
+    return time.monotonic()
 
 
 def _arrivals(chunks: list[tuple[int, float, bytes]], game_of: dict[int, str]
