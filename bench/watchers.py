@@ -335,10 +335,10 @@ def _rate(played: dict[str, Any]) -> float:
 
 
 def _merged(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The moves of several phases of :func:`_play` as one."""
+    """The moves, seconds and latencies of several phases of :func:`_play` as one (each
+    phase's send times stay its own: its events are matched with them)."""
     return {"moves": sum(r["moves"] for r in runs), "seconds": sum(r["seconds"] for r in runs),
-            "latencies": [x for r in runs for x in r["latencies"]],
-            "sent_at": {k: v for r in runs for k, v in r["sent_at"].items()}}
+            "latencies": [x for r in runs for x in r["latencies"]]}
 
 
 def _alternated(unwatched: list[dict[str, Any]], watched: list[dict[str, Any]]
