@@ -283,11 +283,13 @@ class Hub:
             try:
                 pubsub = self._client.pubsub()
                 pubsub.subscribe(self._channel)
+                # the subscription's replies read off its connection as they come: the
+                # whole of PubSub.get_message (its health check, retry wrapper, timing and
+                # message dictionary) cost a worker 22 µs more a message, and every worker
+                # reads every commit's message (bench/README.md, "Live tables")
+                read = pubsub.connection.read_response
                 while not self.stopping:
-                    # a read that waits for the next message: redis-py polls the socket
-                    # twice before each read it is given a timeout for, which cost a
-                    # worker holding 10,000 streams a tenth of its time (bench/README.md)
-                    self._handle(pubsub.get_message(timeout=None))
+                    self._handle(read(disconnect_on_error=False, timeout=None))
             except (RedisError, OSError) as exc:
                 self.subscribed.clear()
                 _log.warning("live hub: lost its subscription (%s); subscribing again", exc)
@@ -298,14 +300,15 @@ class Hub:
                     with contextlib.suppress(RedisError, OSError):
                         pubsub.close()
 
-    def _handle(self, message: dict[str, Any] | None) -> None:
-        if message is None:
+    def _handle(self, reply: Any) -> None:
+        """A reply of the subscription (RESP2: ``[kind, channel, data]``)."""
+        if not isinstance(reply, list) or len(reply) != 3:
             return
-        if message["type"] == "subscribe":
+        kind, _, data = reply
+        if kind == b"subscribe":
             self.subscribed.set()
             self._wake_all()  # what was committed before the subscription counted
-        elif message["type"] == "message":
-            data = message["data"]
+        elif kind == b"message":
             raw = data if isinstance(data, bytes) else str(data).encode()
             game_id, _, rest = raw.partition(b" ")
             version, _, record = rest.partition(b" ")

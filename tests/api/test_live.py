@@ -20,6 +20,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from service.api import streams
 from service.api.streams import DirectWriter, announced, unsent
 from service.app import create_app
 from service.config import Settings
@@ -568,6 +569,37 @@ def test_the_hub_leaves_to_the_stream_what_it_must_check_or_cannot_write() -> No
         assert full((1, _draw_record(1), {})) is False  # the socket would block
         assert full.last == 0 and full.pending == b""
     client.close()
+
+
+def test_the_hub_measures_the_send_queue_once_a_sixteenth_of_the_bound_is_written(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The queue is measured once per ``buffered / 16`` bytes written, not at every event,
+    and a client that reads nothing is still found within that much over the bound."""
+    measured: list[int] = []
+    real = streams.unsent_fd
+
+    def counted(fd: int) -> int:
+        measured.append(real(fd))
+        return measured[-1]
+
+    monkeypatch.setattr(streams, "unsent_fd", counted)
+    with _connected() as (served, _client):  # the client reads nothing
+        writer = _writer(served, buffered=16_000)
+        version = written = 0
+        while writer((version + 1, _draw_record(version + 1), {})):
+            version += 1
+            written += len(_chunk(version))
+            assert version < 10_000, "the writer never found the bound"
+        assert measured[-1] > 16_000  # stopped by the bound, not by a full socket
+        assert measured[-1] <= 16_000 + 1_000 + len(_chunk(version))
+        # the first measure before any write, then at most one per 1,000 bytes written
+        assert 1 < len(measured) <= 1 + written // 1_000
+
+
+def _chunk(version: int) -> bytes:
+    """What a public stream's writer sends of a :func:`_draw_record`: its frame, chunked."""
+    frame = streams._frame(streams.redacted_entry(_draw_record(version), None))
+    return b"%X\r\n%s\r\n" % (len(frame), frame)
 
 
 def test_what_a_partial_send_leaves_the_stream_writes_before_anything_else() -> None:
