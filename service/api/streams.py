@@ -22,6 +22,8 @@ import collections
 import contextlib
 import fcntl
 import json
+import logging
+import os
 import re
 import secrets
 import socket
@@ -63,6 +65,11 @@ MAX_WAIT = 60
 
 READERS = 32
 """Streams and long polls of one worker process that read Redis at the same time."""
+
+_log = logging.getLogger("rummy.live")
+
+HEARTBEAT = b": heartbeat\n\n"
+"""What a stream sends while its game is idle (an SSE comment: clients ignore it)."""
 
 _TICKET = re.compile(r"^[A-Za-z0-9_-]{32}$")
 _WAIT = re.compile(r"(?:^|[;,])\s*wait\s*=\s*([^;,\s]*)", re.IGNORECASE)
@@ -282,18 +289,20 @@ class DirectWriter:
     the writer leaves alone: an entry that does not follow on, one that may change the
     seat's tokens (a seat's stream checks them first), a client that leaves too much
     unread, a socket that would block (what a partial ``send`` left, the stream writes
-    first), a stream past its time, a worker stopping."""
+    first), a stream past its time, a worker stopping. The stream's heartbeats, while it
+    waits, are written so too (:class:`Heartbeats`), so a waiting stream has no timer of
+    its own but its end."""
 
     allowed: ClassVar[bool] = False
     """Whether this process lets the hub write (:func:`allow_direct_writes`)."""
 
-    __slots__ = ("_check_every", "_chunked", "_fd", "_real", "_unchecked", "buffered", "end",
-                 "last", "pending", "seat_checks", "sent_at", "sock", "stopping", "viewer",
-                 "watch")
+    __slots__ = ("_check_every", "_chunked", "_fd", "_heartbeat", "_real", "_unchecked",
+                 "beat_at", "buffered", "end", "every", "last", "pending", "seat_checks",
+                 "sock", "stopping", "viewer", "watch")
 
     def __init__(self, sock: socket.socket, watch: Watch, *, chunked: bool,
                  viewer: int | None, seat_checks: bool, buffered: int, end: float,
-                 stopping: Callable[[], bool]) -> None:
+                 stopping: Callable[[], bool], heartbeat_seconds: float) -> None:
         self.sock = sock
         self._real: socket.socket = getattr(sock, "_sock", sock)  # gevent's: the OS socket
         self._fd = sock.fileno()
@@ -311,8 +320,11 @@ class DirectWriter:
         self.stopping = stopping
         self.last = 0
         """The version of the last entry written (by the stream, or by this writer)."""
-        self.sent_at = 0.0
-        """When this writer last wrote (``time.monotonic``); 0 if never."""
+        self.every = heartbeat_seconds
+        self.beat_at = float("inf")
+        """When the stream's next heartbeat is due (``time.monotonic``): set by the stream
+        as it waits, put off by each write of this writer's."""
+        self._heartbeat = _chunk(HEARTBEAT) if chunked else HEARTBEAT
         self.pending = b""
         """What a partial ``send`` left of a frame: the stream writes it before anything."""
         self.watch = watch
@@ -324,18 +336,38 @@ class DirectWriter:
         if (version != self.last + 1 or self.pending or self.stopping() or now >= self.end
                 or (self.seat_checks and record.get("move") is None)):
             return False
-        if self._unchecked >= self._check_every:
-            if unsent_fd(self._fd) > self.buffered:
-                return False
-            self._unchecked = 0
+        if self._unchecked >= self._check_every and self._over():
+            return False
         _, frame = _made(record, made, self.viewer)
-        data = b"%X\r\n%s\r\n" % (len(frame), frame) if self._chunked else frame
+        if not self._send(_chunk(frame) if self._chunked else frame, now):
+            return False
+        self.last = version
+        return True
+
+    def beat(self, now: float) -> None:
+        """Write the waiting stream's heartbeat (due: :attr:`beat_at`), or wake the stream
+        to see to it (what a partial ``send`` left, a client gone or not reading, a stream
+        past its time, a worker stopping)."""
+        if (self.pending or self.stopping() or now >= self.end
+                or (self._unchecked >= self._check_every and self._over())
+                or not self._send(self._heartbeat, now)):
+            self.watch.wake()
+
+    def _over(self) -> bool:
+        """Whether the client leaves more than the bound unread (a system call)."""
+        if unsent_fd(self._fd) > self.buffered:
+            return True
+        self._unchecked = 0
+        return False
+
+    def _send(self, data: bytes, now: float) -> bool:
+        """Write ``data`` in one ``send`` that cannot block: whether it was written, or
+        begun (the rest pending, the stream woken to write it)."""
         try:
             sent = self._real.send(data, socket.MSG_DONTWAIT)
         except OSError:  # would block, or the client is gone: the stream sees to it
             return False
-        self.last = version
-        self.sent_at = now
+        self.beat_at = now + self.every  # an event is as good a sign as a heartbeat
         self._unchecked += sent
         if sent < len(data):
             self.pending = data[sent:]
@@ -351,6 +383,60 @@ class DirectWriter:
             return False
         self.pending = b""
         return True
+
+
+def _chunk(data: bytes) -> bytes:
+    """``data`` as a chunk of an HTTP/1.1 body, as gunicorn frames a stream's."""
+    return b"%X\r\n%s\r\n" % (len(data), data)
+
+
+class Heartbeats:
+    """The heartbeats of this process's waiting streams that have a :class:`DirectWriter`,
+    written by one thread of their own (a greenlet under gevent) that looks for those due
+    every second (an eighth of the interval, if that is shorter). A waiting stream had a
+    timer of its own for them and woke at each, events flowing or not (the hub's writes put
+    off its heartbeat, not its timer): with 10,000 streams held and idle, 500 wakes a
+    second, which cost the service 46 ms of CPU a second (bench/README.md, "Live tables")."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._writers: set[DirectWriter] = set()
+        self._pid: int | None = None
+        self._every = 1.0
+
+    def add(self, writer: DirectWriter) -> None:
+        """Write ``writer``'s heartbeats from :attr:`DirectWriter.beat_at` on, until
+        :meth:`discard`."""
+        with self._lock:  # held for no switch of gevent's (this lock may be the OS's:
+            # the module may be imported before gunicorn's gevent worker patches threading)
+            self._every = min(self._every, max(0.05, writer.every / 8))
+            start = self._pid != os.getpid()  # in the process that writes (a worker)
+            if start:
+                self._pid = os.getpid()
+                self._writers.clear()
+            self._writers.add(writer)
+        if start:  # a thread's start waits for it to run: a switch, under gevent
+            threading.Thread(target=self._run, name="live-heartbeats", daemon=True).start()
+
+    def discard(self, writer: DirectWriter) -> None:
+        with self._lock:
+            self._writers.discard(writer)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self._every)
+            now = time.monotonic()
+            with self._lock:
+                due = [writer for writer in self._writers if writer.beat_at <= now]
+            for writer in due:
+                try:
+                    writer.beat(now)
+                except Exception:  # the stream writes it itself, and ends as it must
+                    _log.exception("live heartbeats: a write failed; the stream is woken")
+                    writer.watch.wake()
+
+
+HEARTBEATS = Heartbeats()
 
 
 def _direct_framing(sock: socket.socket | None) -> bool | None:
@@ -402,7 +488,8 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int,
                 direct = None if sock is None or chunked is None else DirectWriter(
                     sock, watch, chunked=chunked, viewer=viewer, seat_checks=holder is not None,
                     buffered=settings.sse_max_buffered, end=end,
-                    stopping=lambda: hub.stopping)
+                    stopping=lambda: hub.stopping,
+                    heartbeat_seconds=settings.sse_heartbeat_seconds)
                 yield b"retry: 1000\n\n"
                 while not hub.stopping:
                     entries = announced(watch.take(), last, viewer)
@@ -436,17 +523,20 @@ def open_stream(referee: Referee, game_id: str, viewer: int | None, after: int,
                         if now >= beat:
                             if unsent(sock) > settings.sse_max_buffered:
                                 return
-                            yield b": heartbeat\n\n"
+                            yield HEARTBEAT
                             beat = now + settings.sse_heartbeat_seconds
-                        if direct is not None:  # all yielded is written: the hub may
-                            direct.last = last  # write what follows, while this waits
+                        if direct is None:
+                            woken = watch.wait(min(beat, end) - now)
+                        else:  # all yielded is written: the hub may write what follows,
+                            direct.last = last  # and the heartbeats, while this waits
+                            direct.beat_at = beat
                             watch.sink = direct
-                        woken = watch.wait(min(beat, end) - now)
-                        if direct is not None:
+                            HEARTBEATS.add(direct)
+                            woken = watch.wait(end - now)
+                            HEARTBEATS.discard(direct)
                             watch.sink = None
-                            if direct.last > last:  # written by the hub meanwhile
-                                last = direct.last
-                                beat = direct.sent_at + settings.sse_heartbeat_seconds
+                            last = max(last, direct.last)  # written by the hub meanwhile
+                            beat = direct.beat_at
                             if direct.pending and not direct.finish():
                                 return  # the client is gone
                         if woken:

@@ -21,7 +21,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from service.api import streams
-from service.api.streams import DirectWriter, announced, unsent
+from service.api.streams import HEARTBEATS, DirectWriter, announced, unsent
 from service.app import create_app
 from service.config import Settings
 from service.live import Announced, Hub, Watch
@@ -513,10 +513,11 @@ def _connected() -> Iterator[tuple[socket.socket, socket.socket]]:
 
 def _writer(sock: socket.socket, *, viewer: int | None = None, seat_checks: bool = False,
             chunked: bool = True, buffered: int = 1 << 20, end: float = float("inf"),
-            stopping: bool = False) -> DirectWriter:
+            stopping: bool = False, heartbeat_seconds: float = 15.0) -> DirectWriter:
     return DirectWriter(sock, Watch("g"), chunked=chunked, viewer=viewer,
                         seat_checks=seat_checks, buffered=buffered, end=time.monotonic() + end
-                        if end != float("inf") else end, stopping=lambda: stopping)
+                        if end != float("inf") else end, stopping=lambda: stopping,
+                        heartbeat_seconds=heartbeat_seconds)
 
 
 def _read_chunk(client: socket.socket) -> bytes:
@@ -534,7 +535,8 @@ def test_the_hub_writes_an_entry_that_follows_on_as_a_chunk_of_the_viewers_frame
         shared: dict[Any, Any] = {}
         assert writer((6, _draw_record(6), shared)) is False  # 5 not written yet
         assert writer((5, _draw_record(5), shared)) is True
-        assert writer.last == 5 and writer.sent_at > 0 and writer.pending == b""
+        assert writer.last == 5 and writer.pending == b""
+        assert writer.beat_at > time.monotonic() + 14  # an event puts off the heartbeat
         (frame,) = shared.values()
         expected = frame[1]
         assert expected.startswith(b"id: 5\nevent: move\ndata: ") and b'"KD"' not in expected
@@ -602,6 +604,57 @@ def _chunk(version: int) -> bytes:
     return b"%X\r\n%s\r\n" % (len(frame), frame)
 
 
+def test_the_hub_writes_a_waiting_streams_heartbeat_or_wakes_it_to() -> None:
+    with _connected() as (served, client):
+        writer = _writer(served)
+        writer.beat(time.monotonic())
+        assert chunks(_read_heartbeat(client)) == [b": heartbeat\n\n"]
+        assert writer.beat_at > time.monotonic() + 14
+        assert writer.watch.wait(0) is False  # the stream slept on
+        _writer(served, chunked=False).beat(time.monotonic())  # HTTP/1.0: unframed
+        assert client.recv(65536) == b": heartbeat\n\n"
+        for stopped in (_writer(served, stopping=True), _writer(served, end=-1)):
+            stopped.beat(time.monotonic())
+            assert stopped.watch.wait(0) is True and stopped.beat_at == float("inf")
+        served.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            for _ in range(64):
+                served.send(b"x" * 65536)  # the client reads nothing
+        for full in (_writer(served), _writer(served, buffered=1000)):  # would block; unread
+            full.beat(time.monotonic())
+            assert full.watch.wait(0) is True and full.beat_at == float("inf")
+    client.close()
+
+
+def test_the_heartbeats_thread_writes_those_due_while_their_streams_wait() -> None:
+    with _connected() as (served, client):
+        writer = _writer(served, heartbeat_seconds=0.4)  # looked for every 0.05 s
+        writer.beat_at = time.monotonic() + 0.2
+        HEARTBEATS.add(writer)
+        try:
+            started = time.monotonic()
+            assert chunks(_read_heartbeat(client)) == [b": heartbeat\n\n"]
+            assert 0.15 < time.monotonic() - started < 2
+            _read_heartbeat(client)  # and the next, an interval on
+        finally:
+            HEARTBEATS.discard(writer)
+        time.sleep(0.6)  # one was perhaps on its way as it was discarded
+        client.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            client.recv(65536)
+        time.sleep(0.6)  # an interval and a half: none more
+        with pytest.raises(BlockingIOError):
+            client.recv(65536)
+        assert writer.watch.wait(0) is False
+
+
+def _read_heartbeat(client: socket.socket) -> bytes:
+    data = b""
+    while not data.endswith(b": heartbeat\n\n\r\n"):
+        data += client.recv(65536)
+    return data
+
+
 def test_what_a_partial_send_leaves_the_stream_writes_before_anything_else() -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:
         client = socket.socket()
@@ -613,7 +666,7 @@ def test_what_a_partial_send_leaves_the_stream_writes_before_anything_else() -> 
             watch = Watch("g")
             writer = DirectWriter(served, watch, chunked=True, viewer=None,
                                   seat_checks=False, buffered=1 << 30, end=float("inf"),
-                                  stopping=lambda: False)
+                                  stopping=lambda: False, heartbeat_seconds=15.0)
             record = _draw_record(1)
             record["events"] *= 2000  # a frame of about 84 KB: more than the buffers hold
             assert writer((1, record, {})) is True
