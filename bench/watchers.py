@@ -170,9 +170,7 @@ def _watch(port: int, games: list[tuple[str, int]], ready: Any, stop: Any, out: 
         for game_id, version in games[first:first + OPEN_BURST]:
             try:
                 sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-                sock.sendall(f"GET /v1/games/{game_id}/events?after={version} HTTP/1.1\r\n"
-                             "Host: b\r\n"
-                             "Accept: text/event-stream\r\n\r\n".encode())
+                sock.sendall(_stream_request(game_id, version))
             except OSError as exc:
                 errors[type(exc).__name__] += 1
                 refused += 1
@@ -181,14 +179,10 @@ def _watch(port: int, games: list[tuple[str, int]], ready: Any, stop: Any, out: 
         for sock, game_id in burst:
             data = bytearray()
             try:
-                while b"retry: 1000" not in data and b"\r\n\r\n{" not in data:
-                    chunk = sock.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
+                _read_opening(sock, data)
             except OSError as exc:
                 errors[type(exc).__name__] += 1
-            if data.startswith(b"HTTP/1.1 200") and b"retry: 1000" in data:
+            if _opened(data):
                 held += 1
                 sock.setblocking(False)
                 _stamped(sock)
@@ -223,6 +217,27 @@ def _watch(port: int, games: list[tuple[str, int]], ready: Any, stop: Any, out: 
     epoll.close()
     for sock in socks:
         sock.close()
+
+
+def _stream_request(game_id: str, after: int) -> bytes:
+    """A public event stream's request, for the events of ``game_id`` after ``after``."""
+    return (f"GET /v1/games/{game_id}/events?after={after} HTTP/1.1\r\nHost: b\r\n"
+            "Accept: text/event-stream\r\n\r\n").encode()
+
+
+def _read_opening(sock: socket.socket, data: bytearray) -> None:
+    """Read into ``data`` what the service answers a stream's request until the stream has
+    begun (its ``retry``), a problem's body has begun, or the connection ends."""
+    while b"retry: 1000" not in data and b"\r\n\r\n{" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return
+        data += chunk
+
+
+def _opened(data: bytearray) -> bool:
+    """Whether the answer ``data`` began a stream."""
+    return data.startswith(b"HTTP/1.1 200") and b"retry: 1000" in data
 
 
 def _stamped(sock: socket.socket) -> None:
@@ -269,15 +284,12 @@ def _subscribe_hubs(port: int, game_id: str) -> None:
         for _ in range(HUB_STREAMS):
             sock = socket.create_connection(("127.0.0.1", port), timeout=30)
             socks.append(sock)
-            sock.sendall(f"GET /v1/games/{game_id}/events HTTP/1.1\r\nHost: b\r\n"
-                         "Accept: text/event-stream\r\n\r\n".encode())
+            sock.sendall(_stream_request(game_id, 0))
         for sock in socks:
-            data = b""
-            while b"retry: 1000" not in data:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    raise RuntimeError(f"a stream of the hubs' warming failed: {data!r}")
-                data += chunk
+            data = bytearray()
+            _read_opening(sock, data)
+            if not _opened(data):
+                raise RuntimeError(f"a stream of the hubs' warming failed: {bytes(data)!r}")
     finally:
         for sock in socks:
             sock.close()
