@@ -333,10 +333,8 @@ class DirectWriter:
         """Write ``entry`` if it can be, now: whether it was taken (written, or begun)."""
         version, record, made = entry
         now = time.monotonic()
-        if (version != self.last + 1 or self.pending or self.stopping() or now >= self.end
-                or (self.seat_checks and record.get("move") is None)):
-            return False
-        if self._unchecked >= self._check_every and self._over():
+        if (version != self.last + 1 or (self.seat_checks and record.get("move") is None)
+                or not self._writable(now)):
             return False
         _, frame = _made(record, made, self.viewer)
         if not self._send(_chunk(frame) if self._chunked else frame, now):
@@ -348,17 +346,20 @@ class DirectWriter:
         """Write the waiting stream's heartbeat (due: :attr:`beat_at`), or wake the stream
         to see to it (what a partial ``send`` left, a client gone or not reading, a stream
         past its time, a worker stopping)."""
-        if (self.pending or self.stopping() or now >= self.end
-                or (self._unchecked >= self._check_every and self._over())
-                or not self._send(self._heartbeat, now)):
+        if not self._writable(now) or not self._send(self._heartbeat, now):
             self.watch.wake()
 
-    def _over(self) -> bool:
-        """Whether the client leaves more than the bound unread (a system call)."""
-        if unsent_fd(self._fd) > self.buffered:
-            return True
-        self._unchecked = 0
-        return False
+    def _writable(self, now: float) -> bool:
+        """Whether the writer may write to the stream now: nothing of a frame pending, the
+        worker not stopping, the stream within its time, its client within the bound (the
+        system call that measures it last, and only once a sixteenth of it is written)."""
+        if self.pending or self.stopping() or now >= self.end:
+            return False
+        if self._unchecked >= self._check_every:
+            if unsent_fd(self._fd) > self.buffered:
+                return False
+            self._unchecked = 0
+        return True
 
     def _send(self, data: bytes, now: float) -> bool:
         """Write ``data`` in one ``send`` that cannot block: whether it was written, or
