@@ -119,6 +119,21 @@ def cpu_quotients(moves_ms: dict[str, float], ceiling_ms: dict[str, float]
     return in_all, server_side
 
 
+def service_allowance(moves_ms: dict[str, float], ceiling_ms: dict[str, float],
+                      ratio: float) -> tuple[float, float, float]:
+    """What ``ratio`` (the budget's moves/s ÷ ceiling/s) leaves a move, read off the CPU per
+    request as :func:`cpu_quotients` reads the ratio: the CPU quotient in all were a move
+    to cost the service what a ceiling call does (the rest of the move as measured), and
+    the service CPU per move (ms) at which the quotient reaches ``ratio``, in all and on
+    the server's side alone."""
+    others = sum(v for g, v in moves_ms.items() if g != "service")
+    same = sum(ceiling_ms.values()) / max(ceiling_ms.get("service", 0.0) + others, 1e-12)
+    in_all = sum(ceiling_ms.values()) / ratio - others
+    server_side = ((ceiling_ms.get("service", 0.0) + ceiling_ms.get("redis", 0.0)) / ratio
+                   - moves_ms.get("redis", 0.0))
+    return same, in_all, server_side
+
+
 def server_line(s: dict[str, Any]) -> str:
     """How the service ran: its gunicorn settings, its Redis, and whether its rules engine
     ran compiled (setup.py)."""
@@ -192,6 +207,13 @@ def render(r: dict[str, Any]) -> tuple[str, bool]:
         lines.append(f"  CPU of a ceiling call / CPU of a move: {in_all:.3f} in all, "
                      f"{server_side:.3f} for the server's side alone (service and Redis; the "
                      "load drivers share these CPUs here, not in production)")
+        same, budget_all, budget_server = service_allowance(
+            moves["cpu_ms"], ceiling["cpu_ms"], b["ratio_min"])
+        spare = budget_all - ceiling["cpu_ms"].get("service", 0.0)
+        lines.append(f"  a {b['ratio_min']:g} ratio leaves a move {budget_all:.3f} ms of "
+                     f"service CPU ({spare:+.3f} ms beside a ceiling call's; "
+                     f"{budget_server:.3f} ms on the server's side alone); a move costing the "
+                     f"service what a ceiling call does would read {same:.3f} in all")
     lines.append(f"  moves: {moves['count']} applied, {moves['refused']} refused (422), "
                  f"{moves['hands_ended']} hands ended, {moves['games_finished']} games "
                  f"finished; other requests (create, GET /me, legal-moves): "

@@ -20,7 +20,7 @@ from bench.__main__ import _parser
 from bench.driver import CEILING, FLOOR, MOVES, Pacer, Schedule, Tally, drive, run_load
 from bench.floor import app as floor_app
 from bench.http import Connection, Reply, dumps
-from bench.report import BUDGET, cpu_quotients, render, render_rates, summarize
+from bench.report import BUDGET, cpu_quotients, render, render_rates, service_allowance, summarize
 from tests.support.serving import served
 
 START = 1000.0
@@ -144,6 +144,11 @@ def test_the_report_shows_cpu_per_request_when_it_was_sampled() -> None:
     # the quotients: (0.9 + 0.05 + 0.25) / (1.2 + 0.05 + 0.25), and without the drivers
     assert "CPU of a ceiling call / CPU of a move: 0.800 in all, 0.760 for the server's side" \
         in text
+    # 0.75 leaves a move 1.2 / 0.75 - 0.3 = 1.3 ms of service CPU, 0.95 / 0.75 - 0.05 on
+    # the server's side; at the ceiling's 0.9 ms the quotient would read 1.2 / 1.2
+    assert ("a 0.75 ratio leaves a move 1.300 ms of service CPU (+0.400 ms beside a ceiling "
+            "call's; 1.217 ms on the server's side alone); a move costing the service what a "
+            "ceiling call does would read 1.000 in all") in text
 
 
 def test_cpu_quotients_leave_the_drivers_out_of_the_servers_side() -> None:
@@ -152,6 +157,19 @@ def test_cpu_quotients_leave_the_drivers_out_of_the_servers_side() -> None:
     in_all, server_side = cpu_quotients(moves, ceiling)
     assert in_all == pytest.approx(0.46 / 0.80)
     assert server_side == pytest.approx(0.41 / 0.65)
+
+
+def test_service_allowance_is_what_the_ratio_leaves_the_service() -> None:
+    moves = {"service": 1.055, "floor": 0.0, "redis": 0.091, "drivers": 0.263}
+    ceiling = {"service": 0.618, "floor": 0.0, "redis": 0.048, "drivers": 0.092}
+    same, in_all, server_side = service_allowance(moves, ceiling, 0.75)
+    assert same == pytest.approx(0.758 / 0.972)
+    assert in_all == pytest.approx(0.758 / 0.75 - 0.354)
+    assert server_side == pytest.approx(0.666 / 0.75 - 0.091)
+    # the allowance is exact: a move costing the service that much reads the ratio
+    at_budget = dict(moves, service=in_all)
+    assert cpu_quotients(at_budget, ceiling)[0] == pytest.approx(0.75)
+    assert cpu_quotients(dict(moves, service=server_side), ceiling)[1] == pytest.approx(0.75)
 
 
 def test_cpu_seconds_of_a_process_tree() -> None:
