@@ -47,7 +47,6 @@ reached for a count, the request is let through (the game store answers 503 anyw
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import hmac
 import logging
 import math
@@ -62,6 +61,7 @@ from flask import Flask, Response, current_app, g, request
 
 from service.api.problems import Problem
 from service.config import LIMIT_PATTERN, Settings
+from service.referee.documents import token_hash
 from service.rules.errors import N_, Message
 from service.store import Count, GameStore, StoreError, Window
 
@@ -293,7 +293,7 @@ class RateLimiter:
         match = _SEAT_TOKEN.match(token)
         if match is None:
             return None
-        digest = hashlib.sha256(token.encode()).hexdigest()
+        digest = token_hash(token)
         name = "seat:" + digest[:32]
         game_id = match.group("game")
         return Seat(name, game_id, int(match.group("seat")), digest,

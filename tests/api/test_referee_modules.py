@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 
 import pytest
@@ -35,3 +36,13 @@ def test_the_package_offers_the_names_it_did() -> None:
     assert set(service.referee.__all__) == {n for m, names in WHERE.items()
                                             if m not in ("documents", "lobby")
                                             for n in names}
+
+
+def test_a_token_hash_is_its_sha256_and_a_process_remembers_a_bounded_number() -> None:
+    documents = importlib.import_module("service.referee.documents")
+    tokens = [f"game.0.secret{i}" for i in range(documents.TOKEN_HASHES + 10)]
+    for _ in range(2):  # hashed, then remembered
+        for token in tokens:
+            assert documents.token_hash(token) == hashlib.sha256(token.encode()).hexdigest()
+    assert tokens[-1] in documents._token_hashes
+    assert len(documents._token_hashes) <= documents.TOKEN_HASHES
