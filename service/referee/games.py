@@ -140,6 +140,21 @@ class Referee:
         assert loaded.state is not None
         return loaded, _decode(loaded.state)
 
+    def _current(self, game_id: str, scope: str | None = None, meter: Meter | None = None
+                 ) -> tuple[Loaded, list[str], GameState, dict[str, Any]]:
+        """The game as stored now: what its load read, its seats' token hashes, its state and
+        its document's other parts. One round trip; when this process holds the state of the
+        version stored (:class:`HeldStates`), Redis does not send it and it is not decoded
+        again; else the stored one is decoded, and held."""
+        held = self.held.get(game_id)
+        loaded = self._fetch(game_id, scope, meter, held[0] if held is not None else None,
+                             timed=held is not None and _clocked(held[2]))
+        if loaded.state is None and held is not None:  # still at the version held
+            return loaded, held[1], held[2], held[3]
+        assert loaded.state is not None
+        doc = _decode(loaded.state)
+        return loaded, doc["tokens"], self._hold(game_id, loaded.version, doc), _extras(doc)
+
     def _hold(self, game_id: str, version: int, doc: Mapping[str, Any]) -> GameState:
         """The state of a stored document at ``version``, held for the game's next move."""
         state = GameState.from_dict(doc["state"])
@@ -155,15 +170,13 @@ class Referee:
         return loaded if loaded is not None else self.store.now_ms(game_id)
 
     def public(self, game_id: str) -> Answer:
-        loaded, doc = self._load(game_id)
-        state = self._hold(game_id, loaded.version, doc)
+        loaded, _, state, _ = self._current(game_id)
         now = self._now(game_id, state, loaded.now_ms)
         return Answer(public_view(state, game_id, loaded.version, now), loaded.version)
 
     def seat(self, game_id: str, token: str | None, meter: Meter | None = None) -> Answer:
-        loaded, doc = self._load(game_id, meter=meter)
-        seat = self._authenticate(game_id, doc, token)
-        state = self._hold(game_id, loaded.version, doc)
+        loaded, tokens, state, _ = self._current(game_id, meter=meter)
+        seat = self._authenticate(game_id, {"tokens": tokens}, token)
         now = self._now(game_id, state, loaded.now_ms)
         return Answer(seat_view(state, game_id, loaded.version, seat, now), loaded.version)
 
@@ -203,9 +216,8 @@ class Referee:
     def legal(self, game_id: str, token: str | None, limit: int,
               meter: Meter | None = None) -> Answer:
         """Every legal move of the token's seat now (``rules.legal``)."""
-        loaded, doc = self._load(game_id, meter=meter)
-        seat = self._authenticate(game_id, doc, token)
-        state = self._hold(game_id, loaded.version, doc)
+        loaded, tokens, state, _ = self._current(game_id, meter=meter)
+        seat = self._authenticate(game_id, {"tokens": tokens}, token)
         now = self._now(game_id, state, loaded.now_ms)
         body = legal_moves(state, seat, limit, now).as_dict()
         body["version"] = loaded.version
@@ -302,19 +314,9 @@ class Referee:
                 version, tokens, state, extras = candidate
             else:
                 fresh = True
-                held = self.held.get(game_id)
-                loaded = self._fetch(game_id, scope, pending,
-                                     held[0] if held is not None else None,
-                                     timed=held is not None and _clocked(held[2]))  # one trip
+                loaded, tokens, state, extras = self._current(game_id, scope, pending)
                 pending = UNMETERED
                 version = loaded.version
-                if loaded.state is None and held is not None:  # still at the version held
-                    tokens, state, extras = held[1], held[2], held[3]
-                else:
-                    assert loaded.state is not None
-                    doc = _decode(loaded.state)
-                    tokens, state = doc["tokens"], self._hold(game_id, version, doc)
-                    extras = _extras(doc)
                 now = self._now(game_id, state, loaded.now_ms)
             candidate = None
             try:

@@ -43,7 +43,7 @@ import base64
 import hashlib
 import hmac
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from service.rules import Code, GameState, new_game
@@ -138,7 +138,7 @@ class NotStarted(RefereeError):
     """A move or a seat's legal moves in a waiting game (422 ``GAME_NOT_STARTED``; one
     cancelled before it started: ``GAME_FINISHED``)."""
 
-    def __init__(self, doc: Mapping[str, Any]) -> None:
+    def __init__(self, doc: Mapping[str, Any], version: int) -> None:
         if doc.get("aborted"):
             super().__init__("the game was cancelled by its host before it started")
             self.code = Code.GAME_FINISHED
@@ -147,6 +147,8 @@ class NotStarted(RefereeError):
                              "seat")
             self.code = Code.GAME_NOT_STARTED
         self.doc = doc
+        self.version = version
+        """The version of the document ``doc``."""
 
 
 def new_join_code() -> str:
@@ -334,34 +336,46 @@ class LobbyReferee(Referee):
 
     def _hold(self, game_id: str, version: int, doc: Mapping[str, Any]) -> GameState:
         if _is_waiting(doc):
-            raise NotStarted(doc)
+            raise NotStarted(doc, version)
         return super()._hold(game_id, version, doc)
 
     def public(self, game_id: str) -> Answer:
-        loaded, doc = self._load(game_id)
-        if _is_waiting(doc):
-            return Answer(waiting_view(doc, game_id, loaded.version), loaded.version)
-        state = self._hold(game_id, loaded.version, doc)
+        try:
+            loaded, _, state, extras = self._current(game_id)
+        except NotStarted as waiting:
+            return Answer(waiting_view(waiting.doc, game_id, waiting.version), waiting.version)
         now = self._now(game_id, state, loaded.now_ms)
-        return Answer(_decorated(public_view(state, game_id, loaded.version, now), doc),
+        return Answer(_decorated(public_view(state, game_id, loaded.version, now), extras),
                       loaded.version)
 
     def seat(self, game_id: str, token: str | None, meter: Meter | None = None) -> Answer:
-        loaded, doc = self._load(game_id, meter=meter)
-        seat = self._authenticate(game_id, doc, token)
-        if _is_waiting(doc):
-            return Answer(_waiting_seat_view(doc, game_id, loaded.version, seat),
-                          loaded.version)
-        state = self._hold(game_id, loaded.version, doc)
+        try:
+            loaded, tokens, state, extras = self._current(game_id, meter=meter)
+        except NotStarted as waiting:
+            seat = self._authenticate(game_id, waiting.doc, token)
+            return Answer(_waiting_seat_view(waiting.doc, game_id, waiting.version, seat),
+                          waiting.version)
+        seat = self._authenticate(game_id, {"tokens": tokens}, token)
         now = self._now(game_id, state, loaded.now_ms)
-        return Answer(_decorated(seat_view(state, game_id, loaded.version, seat, now), doc),
-                      loaded.version)
+        return Answer(_decorated(seat_view(state, game_id, loaded.version, seat, now),
+                                 extras), loaded.version)
 
     def play(self, game_id: str, token: str | None, move: Any, **options: Any) -> Answer:
+        return self._seated(game_id, token, lambda: super(LobbyReferee, self).play(
+            game_id, token, move, **options))
+
+    def legal(self, game_id: str, token: str | None, limit: int,
+              meter: Meter | None = None) -> Answer:
+        return self._seated(game_id, token, lambda: super(LobbyReferee, self).legal(
+            game_id, token, limit, meter))
+
+    def _seated(self, game_id: str, token: str | None, call: Callable[[], Answer]) -> Answer:
+        """``call()``, a seat's request; in a waiting game the token is checked first (401 /
+        403 before the 422 that the game has not started)."""
         try:
-            return super().play(game_id, token, move, **options)
+            return call()
         except NotStarted as waiting:
-            self._authenticate(game_id, waiting.doc, token)  # 401 / 403 before the 422
+            self._authenticate(game_id, waiting.doc, token)
             raise
 
     def verify(self, game_id: str, before_replay: Any = None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from flask.testing import FlaskClient
 
 from service.app import create_app
 from service.config import Settings
+from service.rules import GameState
 from tests.support.basic_game import deal_a
 
 
@@ -352,6 +353,60 @@ def test_a_move_on_a_stale_held_state_is_applied_again_to_the_state_the_commit_r
     assert from_clients == ["EVALSHA", "EVALSHA"], from_clients
     assert "HMGET" not in in_scripts
     assert _log(client, gid) == [(1, "draw"), (2, "meld"), (3, "meld")]
+
+
+def _decoded_states(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one each time a stored game state is decoded."""
+    decoded: list[int] = []
+    read = GameState.from_dict
+
+    def counted(data: dict[str, Any]) -> GameState:
+        decoded.append(1)
+        return read(data)
+    monkeypatch.setattr(GameState, "from_dict", staticmethod(counted))
+    return decoded
+
+
+def test_a_view_of_the_version_the_worker_holds_is_not_sent_nor_decoded_again(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker holds the game's state at its current version (it read it, or made the
+    last move): the seat view, the public view and the legal moves are made from it, the
+    same as from the stored one, without Redis sending the state or the worker decoding it
+    again."""
+    client = _seat_app(redis_url, "100/second")
+    gid, ana = _arranged_game(client)
+    first = [client.get(f"/v1/games/{gid}/me", headers=ana).get_json(),
+             client.get(f"/v1/games/{gid}").get_json(),
+             client.get(f"/v1/games/{gid}/legal-moves", headers=ana).get_json()]
+    decoded = _decoded_states(monkeypatch)
+    again = [client.get(f"/v1/games/{gid}/me", headers=ana).get_json(),
+             client.get(f"/v1/games/{gid}").get_json(),
+             client.get(f"/v1/games/{gid}/legal-moves", headers=ana).get_json()]
+    assert again == first
+    assert decoded == []
+    assert client.post(f"/v1/games/{gid}/moves", json={"type": "draw", "source": "stock"},
+                       headers=ana).status_code == 200  # held here: v1
+    assert client.get(f"/v1/games/{gid}/me", headers=ana).get_json()["version"] == 1
+    assert decoded == []
+
+
+def test_a_view_after_another_workers_move_is_of_the_stored_version(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This worker holds version 0; another one applies Ana's draw: this worker's views show
+    version 1 and the card drawn, decoded from the stored state once, then held."""
+    client = _seat_app(redis_url, "100/second")
+    other_worker = _seat_app(redis_url, "100/second")
+    gid, ana = _arranged_game(client)
+    before = client.get(f"/v1/games/{gid}/me", headers=ana).get_json()  # held here: v0
+    drawn = other_worker.post(f"/v1/games/{gid}/moves", json={"type": "draw",
+                                                            "source": "stock"}, headers=ana)
+    assert drawn.status_code == 200
+    decoded = _decoded_states(monkeypatch)
+    after = client.get(f"/v1/games/{gid}/me", headers=ana).get_json()
+    assert after == drawn.get_json()["game"]
+    assert (after["version"], len(after["hand"])) == (1, len(before["hand"]) + 1)
+    assert client.get(f"/v1/games/{gid}").get_json()["version"] == 1
+    assert decoded == [1]
 
 
 def test_api_keys_guard_game_creation(redis_url: str) -> None:
