@@ -106,16 +106,22 @@ def needed_for_p99(r: dict[str, Any]) -> str:
             f"/s)")
 
 
+SERVER_SIDE = ("service", "redis")
+"""The parts of a request's CPU on the server's side (the load drivers left out)."""
+
+
+def _server_side(ms: dict[str, float]) -> float:
+    return sum(ms.get(g, 0.0) for g in SERVER_SIDE)
+
+
 def cpu_quotients(moves_ms: dict[str, float], ceiling_ms: dict[str, float]
                   ) -> tuple[float, float]:
     """CPU per ceiling call over CPU per move: of every part measured, and of the server's
-    side alone (the service and Redis, without the load drivers). With every CPU busy, the
-    first is about the ratio of the throughputs; the second about what it would be with
-    the load generated on other machines."""
-    server = ("service", "redis")
+    side alone (:data:`SERVER_SIDE`). With every CPU busy, the first is about the ratio of
+    the throughputs; the second about what it would be with the load generated on other
+    machines."""
     in_all = sum(ceiling_ms.values()) / max(sum(moves_ms.values()), 1e-12)
-    server_side = (sum(ceiling_ms.get(g, 0.0) for g in server)
-                   / max(sum(moves_ms.get(g, 0.0) for g in server), 1e-12))
+    server_side = _server_side(ceiling_ms) / max(_server_side(moves_ms), 1e-12)
     return in_all, server_side
 
 
@@ -126,11 +132,11 @@ def service_allowance(moves_ms: dict[str, float], ceiling_ms: dict[str, float],
     to cost the service what a ceiling call does (the rest of the move as measured), and
     the service CPU per move (ms) at which the quotient reaches ``ratio``, in all and on
     the server's side alone."""
-    others = sum(v for g, v in moves_ms.items() if g != "service")
+    service = moves_ms.get("service", 0.0)
+    others = sum(moves_ms.values()) - service
     same = sum(ceiling_ms.values()) / max(ceiling_ms.get("service", 0.0) + others, 1e-12)
     in_all = sum(ceiling_ms.values()) / ratio - others
-    server_side = ((ceiling_ms.get("service", 0.0) + ceiling_ms.get("redis", 0.0)) / ratio
-                   - moves_ms.get("redis", 0.0))
+    server_side = _server_side(ceiling_ms) / ratio - (_server_side(moves_ms) - service)
     return same, in_all, server_side
 
 
