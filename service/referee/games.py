@@ -156,7 +156,7 @@ class Referee:
         return loaded, doc["tokens"], self._hold(game_id, loaded.version, doc), _extras(doc)
 
     def _hold(self, game_id: str, version: int, doc: Mapping[str, Any]) -> GameState:
-        """The state of a stored document at ``version``, held for the game's next move."""
+        """The state of a stored document at ``version``, held for the game's next move or read."""
         state = GameState.from_dict(doc["state"])
         self.held.put(game_id, version, doc["tokens"], state, _extras(doc))
         return state
