@@ -1,0 +1,86 @@
+"""The app's own Flask class (:class:`service.app.ServiceFlask`): Flask asks whether a view or
+hook is a coroutine function before every call; the service's app asks once per function,
+and still hands an ``async def`` one to Flask."""
+
+from __future__ import annotations
+
+from inspect import iscoroutinefunction
+from typing import Any
+from unittest import mock
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from flask.views import MethodView
+
+from service import app as app_module
+from service.app import ServiceFlask
+
+
+def test_the_service_app_is_a_service_flask(app: Flask) -> None:
+    assert isinstance(app, ServiceFlask)
+
+
+def test_a_plain_function_is_checked_once(app: Flask) -> None:
+    def view() -> str:
+        return "x"
+
+    checked: list[Any] = []
+
+    def counting(func: Any) -> bool:
+        checked.append(func)
+        return iscoroutinefunction(func)
+
+    with mock.patch("flask.app.iscoroutinefunction", counting):
+        assert app.ensure_sync(view) is view
+        assert app.ensure_sync(view) is view
+    assert checked == [view]
+
+
+def test_bound_methods_are_remembered_by_their_function(app: Flask) -> None:
+    class Resource(MethodView):
+        def get(self) -> str:
+            return "x"
+
+    checked: list[Any] = []
+
+    def counting(func: Any) -> bool:
+        checked.append(func)
+        return iscoroutinefunction(func)
+
+    with mock.patch("flask.app.iscoroutinefunction", counting):
+        for _ in range(3):  # a MethodView binds its method anew for each request
+            method = Resource().get
+            assert app.ensure_sync(method) is method
+    assert len(checked) == 1
+
+
+def test_an_async_view_still_goes_to_flask() -> None:
+    app = ServiceFlask("async-check")
+
+    async def view() -> str:
+        return "x"
+
+    for _ in range(2):  # refused both times: never remembered as plain
+        with pytest.raises(RuntimeError, match="async"):  # Flask's: asgiref is not installed
+            app.ensure_sync(view)
+
+
+def test_what_it_remembers_is_bounded() -> None:
+    app = ServiceFlask("bounded")
+    made = []
+    with mock.patch.object(app_module, "PLAIN_CALLABLES", 8):
+        for i in range(20):  # callables made for one request each (after_this_request)
+            def hook(response: Any, i: int = i) -> Any:
+                return response
+            made.append(hook)
+            assert app.ensure_sync(hook) is hook
+            assert len(app._plain) <= 8
+
+
+def test_requests_answer_as_before(client: FlaskClient) -> None:
+    """Hooks and views run through the remembered functions, request after request."""
+    for _ in range(3):
+        reply = client.get("/v1/variants")
+        assert reply.status_code == 200
+        assert reply.headers["X-Request-ID"]
