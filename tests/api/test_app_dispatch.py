@@ -17,6 +17,17 @@ from service import app as app_module
 from service.app import ServiceFlask
 
 
+class Checks:
+    """Flask's coroutine check, counting what it is asked (``flask.app.iscoroutinefunction``)."""
+
+    def __init__(self) -> None:
+        self.asked: list[Any] = []
+
+    def __call__(self, func: Any) -> bool:
+        self.asked.append(func)
+        return iscoroutinefunction(func)
+
+
 def test_the_service_app_is_a_service_flask(app: Flask) -> None:
     assert isinstance(app, ServiceFlask)
 
@@ -25,16 +36,11 @@ def test_a_plain_function_is_checked_once(app: Flask) -> None:
     def view() -> str:
         return "x"
 
-    checked: list[Any] = []
-
-    def counting(func: Any) -> bool:
-        checked.append(func)
-        return iscoroutinefunction(func)
-
-    with mock.patch("flask.app.iscoroutinefunction", counting):
+    checks = Checks()
+    with mock.patch("flask.app.iscoroutinefunction", checks):
         assert app.ensure_sync(view) is view
         assert app.ensure_sync(view) is view
-    assert checked == [view]
+    assert checks.asked == [view]
 
 
 def test_bound_methods_are_remembered_by_their_function(app: Flask) -> None:
@@ -42,17 +48,12 @@ def test_bound_methods_are_remembered_by_their_function(app: Flask) -> None:
         def get(self) -> str:
             return "x"
 
-    checked: list[Any] = []
-
-    def counting(func: Any) -> bool:
-        checked.append(func)
-        return iscoroutinefunction(func)
-
-    with mock.patch("flask.app.iscoroutinefunction", counting):
+    checks = Checks()
+    with mock.patch("flask.app.iscoroutinefunction", checks):
         for _ in range(3):  # a MethodView binds its method anew for each request
             method = Resource().get
             assert app.ensure_sync(method) is method
-    assert len(checked) == 1
+    assert len(checks.asked) == 1
 
 
 def test_an_async_view_still_goes_to_flask() -> None:
@@ -68,7 +69,7 @@ def test_an_async_view_still_goes_to_flask() -> None:
 
 def test_what_it_remembers_is_bounded() -> None:
     app = ServiceFlask("bounded")
-    made = []
+    made = []  # kept alive, so that no two share an id
     with mock.patch.object(app_module, "PLAIN_CALLABLES", 8):
         for i in range(20):  # callables made for one request each (after_this_request)
             def hook(response: Any, i: int = i) -> Any:
