@@ -76,8 +76,11 @@ class ServiceFlask(Flask):
 
     def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
         key = getattr(func, "__func__", func)
-        if key in self._plain:
-            return func
+        try:
+            if key in self._plain:
+                return func
+        except TypeError:  # an unhashable callable: asked every time, as Flask does
+            return super().ensure_sync(func)
         synced = super().ensure_sync(func)
         if synced is func:
             if len(self._plain) >= PLAIN_CALLABLES:

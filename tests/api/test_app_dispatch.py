@@ -67,6 +67,23 @@ def test_an_async_view_still_goes_to_flask() -> None:
             app.ensure_sync(view)
 
 
+def test_an_unhashable_callable_is_asked_each_time() -> None:
+    class Unhashable:
+        __hash__ = None  # type: ignore[assignment]
+
+        def __call__(self) -> str:
+            return "x"
+
+    app = ServiceFlask("unhashable")
+    view = Unhashable()
+    checks = Checks()
+    with mock.patch("flask.app.iscoroutinefunction", checks):
+        assert app.ensure_sync(view) is view
+        assert app.ensure_sync(view) is view
+    assert checks.asked == [view, view]
+    assert not app._plain
+
+
 def test_what_it_remembers_is_bounded() -> None:
     app = ServiceFlask("bounded")
     made = []  # kept alive, so that no two share an id
