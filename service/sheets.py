@@ -17,7 +17,6 @@ records. The document is ``{"variant", "rules", "players", "token": <sha256>, "h
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import secrets
@@ -25,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from service.referee.documents import token_hash
 from service.rules import RulesError
 from service.rules.cards import CardError, read_card
 from service.rules.checks import FACT_QUESTIONS, MissingFact, score_one_hand
@@ -132,10 +132,6 @@ class SheetAnswer:
     body: dict[str, Any]
     version: int
     replayed: bool = False
-
-
-def _hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def _encode(doc: Mapping[str, Any]) -> bytes:
@@ -503,7 +499,7 @@ class Sheets:
         sheet_id = secrets.token_urlsafe(9)
         token = f"{sheet_id}.{secrets.token_urlsafe(24)}"
         doc = {"variant": variant_id, "rules": resolved, "players": names,
-               "token": _hash(token), "hands": []}
+               "token": token_hash(token), "hands": []}
         self.store.create(sheet_id, _encode(doc))
         return sheet_id, token, SheetAnswer(view(sheet_id, doc, 0), 0)
 
@@ -530,10 +526,10 @@ class Sheets:
                 _, other = self._load(owner)
             except UnknownSheet:
                 raise SheetUnauthorized(N_("unknown sheet token")) from None
-            if hmac.compare_digest(other["token"], _hash(token)):
+            if hmac.compare_digest(other["token"], token_hash(token)):
                 raise SheetForbidden(N_("this token belongs to another score sheet"))
             raise SheetUnauthorized(N_("unknown sheet token"))
-        if not hmac.compare_digest(doc["token"], _hash(token)):
+        if not hmac.compare_digest(doc["token"], token_hash(token)):
             raise SheetUnauthorized(N_("unknown sheet token"))
 
     def add_hand(self, sheet_id: str, token: str | None, entry: Mapping[str, Any], *,
