@@ -136,8 +136,12 @@ def _slot_taken(session: requests.Session, server: Server, game_id: str, version
 @pytest.mark.parametrize("worker_class", ["gthread", "gevent"])
 def test_a_client_that_never_reads_has_its_stream_ended_and_the_server_serves_on(
         tmp_path: Path, redis_url: str, worker_class: str) -> None:
+    # heartbeats 30 s apart: a stream's data left unacknowledged for two heartbeats ends
+    # its connection (TCP_USER_TIMEOUT, streams.bound_unacknowledged), and the kernel
+    # counts a client's closed window as that; with 1 s, a machine slow to make the moves
+    # that fill the bound saw the kernel reset the stream first, not the service end it
     with _serving(tmp_path, redis_url, RUMMY_WORKER_CLASS=_worker_class(worker_class),
-                  RUMMY_SSE_PER_ADDRESS="1", RUMMY_SSE_HEARTBEAT_SECONDS="1",
+                  RUMMY_SSE_PER_ADDRESS="1", RUMMY_SSE_HEARTBEAT_SECONDS="30",
                   RUMMY_SSE_MAX_BUFFERED=str(MAX_BUFFERED)) as server, \
             requests.Session() as session:
         game = _create(session, server)
