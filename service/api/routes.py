@@ -144,16 +144,45 @@ def _documents_only(decorator: Any) -> Any:
     return apply
 
 
+Arguments = tuple[Any, str, bool, dict[str, Any]]
+"""One ``arguments`` of a view: its schema, location, whether it is handed over as keyword
+arguments, and the rest of what webargs' ``parse`` is told (``unknown``, ``validate`` …)."""
+
+
+def _parse_arguments(view: Callable[..., Any], parser: FlaskParser) -> Callable[..., Any]:
+    """``view`` with its arguments (``view._arguments``, filled by each ``arguments``
+    decorator, the outermost first) parsed by ``parser`` in one wrapper: what webargs'
+    ``use_args`` wrappers, one per schema, do in turn (the same ``parse`` calls in the same
+    order, so the same errors; a parse as keyword arguments updates the view's keyword
+    arguments, any other is passed after its positional ones)."""
+    arguments: list[Arguments] = []
+
+    @functools.wraps(view)
+    def parsing(*args: Any, **kwargs: Any) -> Any:
+        for schema, location, as_kwargs, options in arguments:
+            parsed = parser.parse(schema, location=location, **options)
+            if as_kwargs:
+                kwargs.update(parsed)
+            else:
+                args += (parsed,)
+        return view(*args, **kwargs)
+
+    parsing._arguments = arguments  # type: ignore[attr-defined]
+    return parsing
+
+
 class ApiBlueprint(Blueprint):
     """flask-smorest's Blueprint whose ``doc``, ``response`` and ``alt_response`` only
-    document; ``arguments`` parses (webargs) and hands the view what the schemas load, as
-    flask-smorest intends.
+    document, and whose ``arguments`` document and parse in one wrapper per view.
 
     Every view here returns a ``Response`` itself (already serialized), which the runtime
     wrappers of those three would hand back unchanged: on the moves endpoint, eleven of
     them (each a ``current_app.ensure_sync`` call and a coroutine check) took 50 µs per
     request, measured on the shared 2-CPU machine the figures in bench/README.md come from
-    (documentation only: 0.04 µs), about 6% of the 0.8 ms of CPU a move costs there."""
+    (documentation only: 0.04 µs), about 6% of the 0.8 ms of CPU a move costs there. Each
+    ``arguments`` adds two wrappers more (webargs' ``use_args`` and flask-smorest's own);
+    one wrapper parses all of a view's (the moves endpoint has three: headers, query and
+    body)."""
 
     ARGUMENTS_PARSER = Parser()
 
@@ -166,6 +195,27 @@ class ApiBlueprint(Blueprint):
 
     def alt_response(self, *args: Any, **kwargs: Any) -> Any:
         return _documents_only(super().alt_response(*args, **kwargs))
+
+    def arguments(self, schema: Any, *, location: str = "json", content_type: Any = None,
+                  required: bool = True, description: Any = None, example: Any = None,
+                  examples: Any = None, **kwargs: Any) -> Any:
+        """flask-smorest's ``arguments`` (same parameters): documented as it documents
+        them, parsed with the other ``arguments`` of the view in one wrapper."""
+        document = _documents_only(super().arguments(
+            schema, location=location, content_type=content_type, required=required,
+            description=description, example=example, examples=examples, **kwargs))
+        options = dict(kwargs)
+        as_kwargs = bool(options.pop("as_kwargs", False))
+        if "arg_name" in options:
+            raise TypeError("arguments(arg_name=…) is not supported here: as_kwargs or none")
+
+        def apply(view: Any) -> Any:
+            if not hasattr(view, "_arguments"):
+                view = _parse_arguments(view, self.ARGUMENTS_PARSER)
+            view = document(view)
+            view._arguments.insert(0, (schema, location, as_kwargs, options))
+            return view
+        return apply
 
 
 blp = ApiBlueprint("games", __name__, url_prefix="/v1",
