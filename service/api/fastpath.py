@@ -34,6 +34,7 @@ from werkzeug.exceptions import BadRequest, ClientDisconnected
 from werkzeug.utils import cached_property
 
 from service.api import schemas
+from service.api.context import environ_key
 from service.rules.cards import JOKER, standard_deck
 from service.rules.errors import N_, Message
 from service.rules.moves import Move
@@ -238,14 +239,19 @@ def _flat_loader(schema: ma.Schema, location: str) -> Callable[[Request], Any]:
                 if field.load_default is not ma.missing}
     plain = frozenset(key for key, (_, field) in loaded.items()
                       if type(field) is fields.String and not field.validators)
+    headers = location == "headers"
+    # each key, its field's name, and where it is read: a query's key in the query, a
+    # header's where werkzeug's headers read it, in the WSGI environment
+    sources = [(key, name, environ_key(key) if headers else key)
+               for key, (name, _) in loaded.items()]
 
     def load(req: Request) -> dict[str, Any] | None:
-        if location == "query" and not req.query_string:
+        if not headers and not req.query_string:
             return dict(defaults)
-        given: Any = req.headers if location == "headers" else req.args
+        given: Any = req.environ if headers else req.args
         out = dict(defaults)
-        for key, (name, _) in loaded.items():
-            value = given.get(key)
+        for key, name, source in sources:
+            value = given.get(source)
             if value is not None:
                 if key not in plain:
                     return None

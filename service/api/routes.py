@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import marshmallow as ma
-from flask import Response, current_app, request
+from flask import Request, Response, current_app, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from webargs import core as webargs_core
@@ -22,6 +22,7 @@ from webargs.flaskparser import FlaskParser
 from webargs.flaskparser import abort as webargs_abort
 
 from service.api import fastpath, i18n, observe, schemas, security, streams
+from service.api.context import current_request, header
 from service.api.problems import PROBLEM_MIMETYPE, Problem
 from service.numbers import natural
 from service.referee import Answer, Referee
@@ -129,7 +130,7 @@ class Parser(FlaskParser):
         the schema."""
         fast = fastpath.LOADERS.get((argmap, location or ""))
         if fast is not None:
-            data = fast(req if req is not None else self.get_default_request())
+            data = fast(req if req is not None else current_request())
             if data is not None:
                 return data
         return super().parse(argmap, req, location=location, **kwargs)
@@ -227,7 +228,8 @@ SEAT_ONLY = {"games.Me", "games.Moves", "games.LegalMoves"}
 @blp.before_request
 def _seat_token_first() -> None:
     """A seat endpoint without a seat token is a 401 before anything else is looked at."""
-    if request.endpoint in SEAT_ONLY and request.method != "OPTIONS" and _bearer() is None:
+    req = current_request()
+    if req.endpoint in SEAT_ONLY and req.method != "OPTIONS" and _bearer(req) is None:
         raise Problem(401, "Unauthorized",
                       "a seat token is required: Authorization: Bearer <token>",
                       headers={"WWW-Authenticate": "Bearer"})
@@ -306,9 +308,9 @@ def _view_headers(resp: Response, version: int | None, private: bool) -> Respons
     return resp
 
 
-def _bearer() -> str | None:
-    header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
+def _bearer(req: Request | None = None) -> str | None:
+    """The bearer token of the request (``req``, else the one being served), if any."""
+    scheme, _, token = header(req or current_request(), "Authorization").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
     return token.strip()

@@ -54,11 +54,12 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from flask import Flask, Response, current_app, g, request
+from flask import Flask, Request, Response, current_app, g, request
 
+from service.api.context import current_g, current_request, header
 from service.api.problems import Problem
 from service.config import LIMIT_PATTERN, Settings
 from service.referee.documents import token_hash
@@ -97,6 +98,11 @@ class Limit:
     text: str
     policy: str = "requests"
     """Its name in ``RateLimit-Policy`` and ``RateLimit`` (:func:`parse_limits`)."""
+    header: str = field(init=False, repr=False, compare=False)
+    """Its item of ``RateLimit-Policy``, written once (every counted answer names it)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "header", f'"{self.policy}";q={self.amount};w={self.seconds}')
 
     @classmethod
     def parse(cls, text: str, policy: str = "requests") -> Limit:
@@ -140,9 +146,9 @@ class Caller:
     seat: Seat | None
 
 
-def _address() -> str:
+def _address(req: Request) -> str:
     """The client address, fit for a Redis hash tag (no braces)."""
-    return (request.remote_addr or "unknown").replace("{", "(").replace("}", ")")
+    return (req.remote_addr or "unknown").replace("{", "(").replace("}", ")")
 
 
 def _over(counts: Sequence[Count], limits: Sequence[Limit]) -> tuple[Count, Limit] | None:
@@ -189,20 +195,19 @@ def _note(limits: Sequence[Limit], counts: Sequence[Count]) -> None:
                       max(0, math.ceil(count.millis_left / 1000))))
 
 
-def _headers(response: Response) -> None:
+def _headers(response: Response, noted: list[tuple[Limit, int, int]] | None) -> None:
     """``RateLimit-Policy`` and ``RateLimit`` (draft-ietf-httpapi-ratelimit-headers) of
-    what the request counted against."""
-    noted: list[tuple[Limit, int, int]] | None = g.get("rate_noted")
+    what the request counted against (``noted``)."""
     if not noted:
         return
-    # after any the answer names already (a 429 of a limit on streams open at once)
+    # after any the answer names already (a 429 of a limit on streams open at once);
+    # getlist, as get raises and catches an exception for a header the answer has not
+    headers = response.headers
     for name, items in (
-            ("RateLimit-Policy", [f'"{limit.policy}";q={limit.amount};w={limit.seconds}'
-                                  for limit, _, _ in noted]),
+            ("RateLimit-Policy", [limit.header for limit, _, _ in noted]),
             ("RateLimit", [f'"{limit.policy}";r={left};t={seconds}'
                            for limit, left, seconds in noted])):
-        given = response.headers.get(name)
-        response.headers[name] = ", ".join(items + ([given] if given else []))
+        headers[name] = ", ".join(items + [v for v in headers.getlist(name)[:1] if v])
 
 
 class RateLimiter:
@@ -234,15 +239,16 @@ class RateLimiter:
     def before_request(self) -> None:
         if not self.limits:
             return
-        path = request.path
+        req = current_request()
+        path = req.path
         if path.startswith(self.unlimited) or path == "/":
             return
-        caller = self._caller()
+        caller = self._caller(req)
         seat = caller.seat
         if seat is not None and self._is_verified(seat):
             self._refuse_if_blocked(seat.name)
-            if (request.endpoint in GAME_ENDPOINTS
-                    and (request.view_args or {}).get("game_id") == seat.game_id):
+            if (req.endpoint in GAME_ENDPOINTS
+                    and (req.view_args or {}).get("game_id") == seat.game_id):
                 g.rate_meter = GameMeter(self, seat.name, seat.windows)
             else:
                 self._count(seat.name, seat.windows)
@@ -253,24 +259,25 @@ class RateLimiter:
             g.rate_seat = seat  # verified by the game it names, perhaps: see after_request
 
     def after_request(self, response: Response) -> Response:
-        meter: GameMeter | None = g.get("rate_meter")
+        request_g = current_g()
+        meter: GameMeter | None = request_g.get("rate_meter")
         if meter is not None and not meter.used:
             # the request ended before its game was loaded: it counts all the same (it has
             # its answer already; when over the limit, the caller's next request is refused)
             with contextlib.suppress(Problem):
                 self._count(meter.name, meter.windows())
-        seat: Seat | None = g.get("rate_seat")
+        seat: Seat | None = request_g.get("rate_seat")
         if seat is not None and self._holds(seat):
             self._remember(seat)
-        _headers(response)
+        _headers(response, request_g.get("rate_noted"))
         return response
 
     # -- callers and seats -------------------------------------------------------------
 
-    def _caller(self) -> Caller:
+    def _caller(self, req: Request) -> Caller:
         """The request's caller (remembered by header and address: a seat sends the same
         token request after request, and hashing it each time costs)."""
-        key = (request.headers.get("Authorization", ""), _address())
+        key = (header(req, "Authorization"), _address(req))
         caller = self._callers.get(key)
         if caller is None:
             if len(self._callers) >= _MAX_CALLERS:
@@ -405,7 +412,7 @@ class RateLimiter:
         trip); 429 with ``message`` when a count is over its limit."""
         if not limits:
             return
-        address = f"addr:{_address()}"
+        address = f"addr:{_address(current_request())}"
         counts = self._hit(self._windows(address, name, limits))
         if counts is None:
             return
