@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from types import TracebackType
 from typing import Any
 
 from redis import exceptions as rx
@@ -91,24 +91,48 @@ def _error_code(exc: rx.ResponseError) -> str:
     return message.split(" ", 1)[0]
 
 
-@contextmanager
-def _translated(operation: str) -> Iterator[None]:
-    """Turn redis-py errors into store errors, keeping the original as ``__cause__``."""
-    try:
-        yield
-    except rx.OutOfMemoryError as exc:  # -OOM (Redis 7 and plain commands)
-        raise StoreFull(f"{operation}: {exc}") from exc
-    except _UNAVAILABLE as exc:
-        raise StoreUnavailable(f"{operation}: {type(exc).__name__}: {exc}") from exc
-    except rx.ResponseError as exc:
+def _store_error(operation: str, exc: BaseException) -> StoreError | None:
+    """The store's error for a redis-py one raised by ``operation``; None for any other."""
+    if isinstance(exc, rx.OutOfMemoryError):  # -OOM (Redis 7 and plain commands)
+        return StoreFull(f"{operation}: {exc}")
+    if isinstance(exc, _UNAVAILABLE):
+        return StoreUnavailable(f"{operation}: {type(exc).__name__}: {exc}")
+    if isinstance(exc, rx.ResponseError):
         code = _error_code(exc)
         if code == "OOM":  # Redis 6.2 wraps a script's -OOM in a plain error
-            raise StoreFull(f"{operation}: {exc}") from exc
+            return StoreFull(f"{operation}: {exc}")
         if code in _UNAVAILABLE_CODES:
-            raise StoreUnavailable(f"{operation}: {exc}") from exc
-        raise StoreError(f"{operation}: {exc}") from exc
-    except rx.RedisError as exc:
-        raise StoreError(f"{operation}: {type(exc).__name__}: {exc}") from exc
+            return StoreUnavailable(f"{operation}: {exc}")
+        return StoreError(f"{operation}: {exc}")
+    if isinstance(exc, rx.RedisError):
+        return StoreError(f"{operation}: {type(exc).__name__}: {exc}")
+    return None
+
+
+class _translated:
+    """Turn redis-py errors into store errors, keeping the original as ``__cause__``:
+    ``with _translated("load", game_id):`` (the error names the operation and the
+    subject's repr). Every store call enters one, so it is a class, not a generator-based
+    ``contextmanager``, and makes its message only when there is an error."""
+
+    __slots__ = ("_operation", "_subject")
+
+    def __init__(self, operation: str, subject: str | None = None) -> None:
+        self._operation = operation
+        self._subject = subject
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        if exc is None:
+            return
+        operation = (self._operation if self._subject is None
+                     else f"{self._operation} {self._subject!r}")
+        error = _store_error(operation, exc)
+        if error is not None:
+            raise error from exc
 
 
 _LOG_ATTEMPTS = 4
@@ -246,7 +270,7 @@ class GameStore:
     def create(self, game_id: str, state: bytes) -> None:
         """Create the game at version 0 with an empty log; GameExists if the id is taken."""
         keys = self.keys(game_id)
-        with _translated(f"create {game_id!r}"):
+        with _translated("create", game_id):
             created = self._scripts.create(keys, bytes(state), self._ttl)
         if not created:
             raise GameExists(game_id)
@@ -271,7 +295,7 @@ class GameStore:
         now: int | None = None
         if windows or held is not None or timed:
             try:
-                with _translated(f"load {game_id!r}"):
+                with _translated("load", game_id):
                     replies = self._scripts.load(keys, field, held, windows)
             except StoreFull:
                 replies = None
@@ -279,7 +303,7 @@ class GameStore:
                 counts = tuple(counts_of(replies[3:-2]))
                 now = self._time_ms(replies[-2], replies[-1])
         if replies is None:
-            with _translated(f"load {game_id!r}"):
+            with _translated("load", game_id):
                 read: list[Any] = self._client.hmget(keys.game, ["v", "s", field] if field
                                                      else ["v", "s"])
             replies = read
@@ -298,7 +322,7 @@ class GameStore:
         ``game_id`` (on a Redis Cluster, the node of its slot), plus
         :attr:`clock_offset_ms`. One round trip."""
         key = self.keys(game_id).game
-        with _translated(f"time {game_id!r}"):
+        with _translated("time", game_id):
             if isinstance(self._client, RedisCluster):
                 node = self._client.get_node_from_key(key)  # type: ignore[no-untyped-call]
                 reply: Any = self._client.execute_command(  # type: ignore[no-untyped-call]
@@ -348,7 +372,7 @@ class GameStore:
             keys.idem_field(scope)  # validates the scope
             encoded = (scope, encode_idempotency(fingerprint, response,
                                                  now + self._idem_ttl_ms))
-        with _translated(f"commit {game_id!r}"):
+        with _translated("commit", game_id):
             return self._scripts.commit(
                 game_id,
                 keys,
@@ -386,20 +410,20 @@ class GameStore:
         stands for a game already: returns whether it was set (one ``SET NX``)."""
         validate_game_id(game_id)
         key = alias_key(name, self._namespace)
-        with _translated(f"alias {name!r}"):
+        with _translated("alias", name):
             return bool(self._client.set(key, game_id.encode(), nx=True, ex=self._ttl))
 
     def resolve(self, name: str) -> str | None:
         """The game id ``name`` stands for (:meth:`alias`), None if none."""
         key = alias_key(name, self._namespace)
-        with _translated(f"resolve {name!r}"):
+        with _translated("resolve", name):
             value: Any = self._client.get(key)
         return None if value is None else bytes(value).decode()
 
     def idempotency(self, game_id: str, scope: str) -> IdempotencyRecord | None:
         """The idempotency record of a scope, None if there is none (or it has expired)."""
         keys = self.keys(game_id)
-        with _translated(f"idempotency {game_id!r}"):
+        with _translated("idempotency", game_id):
             value: Any = self._client.hget(keys.game, keys.idem_field(scope))
         return _decode_record(game_id, value)
 
@@ -418,7 +442,7 @@ class GameStore:
             raise ValueError("limit must be >= 0 or None")
         keys = self.keys(game_id)
         if limit == 0:  # LRANGE cannot express "nothing"; still report a missing game
-            with _translated(f"log {game_id!r}"):
+            with _translated("log", game_id):
                 if not self._client.exists(keys.game):
                     raise GameNotFound(game_id)
             return []
@@ -443,7 +467,7 @@ class GameStore:
         start = min(max(after - archived, 0), _MAX_INDEX)
         stop = -1 if limit is None else min(after + limit - 1 - archived, _MAX_INDEX)
         chunks = after < archived
-        with _translated(f"log {game_id!r}"):
+        with _translated("log", game_id):
             pipe = self._client.pipeline(transaction=False)
             pipe.exists(keys.game)
             pipe.hget(keys.game, "o")
@@ -470,7 +494,7 @@ class GameStore:
         the records archived (0: none live, or the game changed meanwhile and nothing was
         written; its next archiving takes them). Records read by :meth:`log` as before."""
         keys = self.keys(game_id)
-        with _translated(f"archive {game_id!r}"):
+        with _translated("archive", game_id):
             pipe = self._client.pipeline(transaction=False)
             pipe.hget(keys.game, "o")
             pipe.lrange(keys.log, 0, -1)
@@ -480,7 +504,7 @@ class GameStore:
             return 0
         payload = zlib.compress(b"\n".join(bytes(r) for r in records), 6)
         chunk = f"{archived + 1}:{len(records)}:".encode() + payload
-        with _translated(f"archive {game_id!r}"):
+        with _translated("archive", game_id):
             moved = self._scripts.archive(keys, archived, len(records), chunk)
         return len(records) if moved else 0
 
@@ -489,7 +513,7 @@ class GameStore:
         when there is none); one round trip. GameNotFound if the game does not exist."""
         keys = self.keys(game_id)
         key = keys.cached(name)
-        with _translated(f"cached {game_id!r}"):
+        with _translated("cached", game_id):
             pipe = self._client.pipeline(transaction=False)
             pipe.hget(keys.game, "v")
             pipe.get(key)
@@ -504,7 +528,7 @@ class GameStore:
         before; one script call. Nothing is written when the game is no longer at
         ``version`` (or is gone): returns whether it was kept."""
         keys = self.keys(game_id)
-        with _translated(f"cache {game_id!r}"):
+        with _translated("cache", game_id):
             return self._scripts.cache(keys, keys.cached(name), version,
                                        encode_cached(version, value))
 

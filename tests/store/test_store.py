@@ -24,12 +24,15 @@ from service.store import (
     Loaded,
     OverLimit,
     StoreCorrupted,
+    StoreError,
+    StoreFull,
     StoreUnavailable,
     VersionConflict,
     Window,
     game_keys,
     make_client,
 )
+from service.store.redis_store import _translated
 from tests.support.redis_servers import running
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -631,3 +634,38 @@ def test_a_cached_value_is_kept_for_its_version_only_and_expires_with_the_game(
         store.cached("nope", "verify")
     with pytest.raises(ValueError):
         keys.cached("Not a name")
+
+
+@pytest.mark.parametrize("raised, expected, message", [
+    (redis.exceptions.OutOfMemoryError("OOM command not allowed"), StoreFull,
+     "commit 'g1': OOM command not allowed"),
+    (redis.exceptions.ConnectionError("gone"), StoreUnavailable,
+     "commit 'g1': ConnectionError: gone"),
+    (redis.exceptions.RedisClusterException("no node"), StoreUnavailable,
+     "commit 'g1': RedisClusterException: no node"),
+    (redis.exceptions.ResponseError("LOADING Redis is loading"), StoreUnavailable,
+     "commit 'g1': LOADING Redis is loading"),
+    (redis.exceptions.ResponseError("Error running script (call to f_1): @user_script:9: "
+                                    "-OOM no memory"), StoreFull,
+     "commit 'g1': Error running script (call to f_1): @user_script:9: -OOM no memory"),
+    (redis.exceptions.ResponseError("WRONGTYPE wrong kind"), StoreError,
+     "commit 'g1': WRONGTYPE wrong kind"),
+    (redis.exceptions.DataError("bad"), StoreError, "commit 'g1': DataError: bad"),
+])
+def test_redis_errors_become_store_errors_naming_the_operation(
+        raised: Exception, expected: type[StoreError], message: str) -> None:
+    with pytest.raises(StoreError) as info, _translated("commit", "g1"):
+        raise raised
+    assert type(info.value) is expected
+    assert str(info.value) == message
+    assert info.value.__cause__ is raised
+
+
+def test_other_errors_pass_through_and_no_subject_is_named() -> None:
+    with pytest.raises(KeyError), _translated("commit", "g1"):
+        raise KeyError("k")
+    with pytest.raises(StoreUnavailable, match=r"^ping: TimeoutError: slow$"), \
+            _translated("ping"):
+        raise redis.exceptions.TimeoutError("slow")
+    with _translated("ping"):
+        pass  # nothing raised: nothing to translate
