@@ -9,7 +9,7 @@ from __future__ import annotations
 import http
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import swagger_ui_bundle
 from flask import Blueprint, Flask, Response, json
@@ -47,6 +47,10 @@ from service.referee import (
 from service.rules import Code
 from service.store import GameStore, StoreError, StoreFull, StoreUnavailable, make_store_client
 
+if TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+    from flask.ctx import RequestContext
+
 API_VERSION = "1.0.0"
 
 OPENAPI_INFO: dict[str, Any] = {
@@ -61,7 +65,8 @@ OPENAPI_INFO: dict[str, Any] = {
 
 
 class ServiceFlask(Flask):
-    """Flask remembering which of the views and hooks it calls are plain functions.
+    """Flask remembering which of the views and hooks it calls are plain functions, and
+    telling each request its body limit (:meth:`request_context`).
 
     Flask asks ``inspect.iscoroutinefunction`` of each view and hook before every call
     (:meth:`~flask.Flask.ensure_sync`): eleven times a move, five times a call that only reads.
@@ -87,6 +92,14 @@ class ServiceFlask(Flask):
                 self._plain.clear()
             self._plain.add(key)
         return synced
+
+    def request_context(self, environ: WSGIEnvironment) -> RequestContext:
+        """Flask's, its request told the body limit (``MAX_CONTENT_LENGTH``) at once: Flask's
+        request otherwise reads the config through the ``current_app`` proxy (twice) each
+        time it is asked, and reading a move's body asks twice."""
+        ctx = super().request_context(environ)
+        ctx.request.max_content_length = self.config["MAX_CONTENT_LENGTH"]
+        return ctx
 
 
 PLAIN_CALLABLES = 1024

@@ -9,7 +9,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from flask import Flask
+from flask import Flask, request
 from flask.testing import FlaskClient
 from flask.views import MethodView
 
@@ -102,3 +102,34 @@ def test_requests_answer_as_before(client: FlaskClient) -> None:
         reply = client.get("/v1/variants")
         assert reply.status_code == 200
         assert reply.headers["X-Request-ID"]
+
+
+class NoApp:
+    """Stands for ``current_app`` where the request must not look it up."""
+
+    def __bool__(self) -> bool:
+        raise AssertionError("current_app was read")
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"current_app.{name} was read")
+
+
+def test_a_request_is_told_its_body_limit_when_it_is_made() -> None:
+    app = ServiceFlask("limit")
+    app.config["MAX_CONTENT_LENGTH"] = 4096
+    with app.test_request_context("/", method="POST", data=b"{}"):
+        with mock.patch("flask.wrappers.current_app", NoApp()):
+            assert request.max_content_length == 4096
+        request.max_content_length = 10  # a view may still set its own (Flask 3.1)
+        assert request.max_content_length == 10
+    app.config["MAX_CONTENT_LENGTH"] = None
+    with app.test_request_context("/"):
+        assert request.max_content_length is None
+
+
+def test_a_body_over_the_limit_is_still_refused(client: FlaskClient) -> None:
+    limit = client.application.config["MAX_CONTENT_LENGTH"]
+    assert limit
+    reply = client.post("/v1/games", data=b"{" + b" " * limit + b"}",
+                        content_type="application/json")
+    assert reply.status_code == 413
