@@ -298,7 +298,7 @@ def settle(conn: Http, game: Game, move: dict[str, Any], key: str, stats: Settle
         assert time.monotonic() < deadline, f"{key}: still 503 after {time_limit} s"
         time.sleep(0.1)
     else:
-        pytest.fail(f"{key}: 503 {max_tries} times")
+        pytest.fail(f"{key}: 503 {max_tries} times; the last: {reply.raw[:300]!r}")
     with stats.lock:
         stats.answers_503 += failures
         if reply.status == 200:
