@@ -40,5 +40,13 @@ def header(req: Request, name: str, default: str = "") -> str:
     return default if value is None else value
 
 
+def bearer_token(authorization: str) -> str | None:
+    """The token of an ``Authorization`` value of the ``Bearer`` scheme (any case), None for
+    any other value or an empty token."""
+    scheme, _, token = authorization.partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
 _UNPREFIXED = frozenset({"CONTENT_TYPE", "CONTENT_LENGTH"})
 """The two headers WSGI keeps without the ``HTTP_`` prefix (werkzeug's ``EnvironHeaders``)."""

@@ -22,7 +22,7 @@ from webargs.flaskparser import FlaskParser
 from webargs.flaskparser import abort as webargs_abort
 
 from service.api import fastpath, i18n, observe, schemas, security, streams
-from service.api.context import current_request, header
+from service.api.context import bearer_token, current_request, header
 from service.api.problems import PROBLEM_MIMETYPE, Problem
 from service.numbers import natural
 from service.referee import Answer, Referee
@@ -310,10 +310,7 @@ def _view_headers(resp: Response, version: int | None, private: bool) -> Respons
 
 def _bearer(req: Request | None = None) -> str | None:
     """The bearer token of the request (``req``, else the one being served), if any."""
-    scheme, _, token = header(req or current_request(), "Authorization").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return token.strip()
+    return bearer_token(header(req or current_request(), "Authorization"))
 
 
 def _if_match(value: str | None) -> int | None:

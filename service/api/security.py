@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING
 
 from flask import Flask, Request, Response, current_app, g, request
 
-from service.api.context import current_g, current_request, header
+from service.api.context import bearer_token, current_g, current_request, header
 from service.api.problems import Problem
 from service.config import LIMIT_PATTERN, Settings
 from service.referee.documents import token_hash
@@ -285,17 +285,16 @@ class RateLimiter:
             caller = self._callers[key] = self._caller_of(*key)
         return caller
 
-    def _caller_of(self, header: str, address: str) -> Caller:
+    def _caller_of(self, authorization: str, address: str) -> Caller:
         name = f"addr:{address}"
         return Caller(name, tuple(self._windows(name, name, self.limits)),
-                      self._seat_of(header))
+                      self._seat_of(authorization))
 
-    def _seat_of(self, header: str) -> Seat | None:
-        """The seat a well-formed seat token in ``header`` claims (``<game>.<seat>.<secret>``),
-        else None."""
-        scheme, _, token = header.partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer":
+    def _seat_of(self, authorization: str) -> Seat | None:
+        """The seat a well-formed seat token in ``authorization`` (the header's value) claims
+        (``<game>.<seat>.<secret>``), else None."""
+        token = bearer_token(authorization)
+        if token is None:
             return None
         match = _SEAT_TOKEN.match(token)
         if match is None:

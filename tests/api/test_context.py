@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from flask import Flask, g, request
 
-from service.api.context import current_g, current_request, environ_key, header
+from service.api.context import bearer_token, current_g, current_request, environ_key, header
 
 HEADERS = {"Authorization": "Bearer a.0.b", "Idempotency-Key": "k-1", "If-Match": '"3"',
            "X-Empty": "", "Content-Type": "application/json; charset=utf-8"}
@@ -46,3 +46,13 @@ def test_where_the_environment_keeps_a_header() -> None:
     assert environ_key("Idempotency-Key") == "HTTP_IDEMPOTENCY_KEY"
     assert environ_key("content-type") == "CONTENT_TYPE"
     assert environ_key("Content-Length") == "CONTENT_LENGTH"
+
+
+@pytest.mark.parametrize("authorization, token", [
+    ("Bearer a.0.b", "a.0.b"), ("bearer  a.0.b ", "a.0.b"), ("BEARER x", "x"),
+    ("Bearer", None), ("Bearer   ", None), ("Basic a.0.b", None), ("", None),
+    ("a.0.b", None),
+])
+def test_a_bearer_token_is_read_from_its_header(authorization: str, token: str | None
+                                                ) -> None:
+    assert bearer_token(authorization) == token
