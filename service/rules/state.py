@@ -158,6 +158,11 @@ class TableMeld:
                 for i, (c, ident) in enumerate(zip(self.cards, self.idents, strict=True))
                 if c != ident]
 
+    def copy(self) -> TableMeld:
+        """A copy to change (its card lists its own)."""
+        return TableMeld(self.id, self.owner, self.kind, list(self.cards), list(self.idents),
+                         self.start, self.points)
+
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "owner": self.owner, "kind": self.kind, "cards": list(self.cards),
                 "idents": list(self.idents), "start": self.start, "points": self.points}
@@ -248,7 +253,18 @@ class GameState:
         return len(self.players)
 
     def meld(self, meld_id: str) -> TableMeld | None:
+        """The table meld ``meld_id``, to read: it may be shared with other states
+        (:meth:`copy`); one to change is :meth:`own_meld`'s."""
         return next((m for m in self.melds if m.id == meld_id), None)
+
+    def own_meld(self, meld: TableMeld) -> TableMeld:
+        """``meld``, a meld of this state's table, to change: a copy put in its place (the
+        state this one was copied from, and any other, keeps the meld as it was)."""
+        for i, each in enumerate(self.melds):
+            if each is meld:
+                mine = self.melds[i] = meld.copy()
+                return mine
+        raise ValueError(f"meld {meld.id!r} is not on this state's table")
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain JSON-compatible data (a deep copy); the variant's facts in
@@ -296,14 +312,15 @@ class GameState:
 
     def copy(self) -> GameState:
         """A deep copy (lists are copied; cards are immutable strings; the rules, players
-        and arranged deals are never changed in place and are shared)."""
+        and arranged deals are never changed in place and are shared), but for the table's
+        melds: the list is the copy's own, the melds in it are shared until one is changed,
+        which is done to :meth:`own_meld`'s copy of it: a move copies none of the table's
+        melds but those it changes."""
         values = self._values()
         values.update(
             hands=[list(h) for h in self.hands], stock=list(self.stock),
             discard=list(self.discard),
-            melds=[TableMeld(m.id, m.owner, m.kind, list(m.cards), list(m.idents), m.start,
-                             m.points)
-                   for m in self.melds],
+            melds=list(self.melds),
             totals=list(self.totals), history=list(self.history),
             winners=list(self.winners), tabled=list(self.tabled), melded=list(self.melded),
             out_of_match=list(self.out_of_match), var=_copy_var(self.var),

@@ -551,6 +551,26 @@ def start_two_layoff() -> GameState:
     return state
 
 
+def test_a_move_shares_the_melds_it_leaves_and_copies_the_one_it_changes() -> None:
+    """A new state shares its table's melds with the state it came from, but for a meld the
+    move changes: that one is a copy, and the meld of the state before stays as it was."""
+    state = start(["3H 4H 5H 6H 7S 7D 7C KS KH KD", "2H 7H 2C 5D 9S TS JC QD QC 8H"],
+                  dealer=1, stock="KC 2S 3S", discard="4C")
+    state, _ = play(state, (0, "draw stock"), (0, "meld 3H 4H 5H 6H / 7S 7D 7C"),
+                    (0, "discard KC"), (1, "draw stock"))
+    run, three = state.melds
+    drawn, _ = play(state, (1, "discard 2S"))
+    assert drawn.melds is not state.melds
+    assert all(a is b for a, b in zip(drawn.melds, state.melds, strict=True))
+    laid, _ = play(state, (1, "lay m1 7H"))
+    assert laid.melds[1] is three and laid.melds[0] is not run
+    assert laid.melds[0].cards == ["3H", "4H", "5H", "6H", "7H"]
+    assert (run.cards, run.idents) == (["3H", "4H", "5H", "6H"], ["3H", "4H", "5H", "6H"])
+    assert state.melds == [run, three]
+    with pytest.raises(ValueError, match="m1"):
+        laid.own_meld(run)  # not on that table: its copy is
+
+
 def test_c_layoff_end_that_does_not_fit_refused() -> None:
     state, _ = play(start_two_layoff(), (1, "draw stock"))
     for move in ("lay m1 2H @high", "lay m1 7H @low"):

@@ -478,7 +478,7 @@ class Turn:
 
     def place_lay_off(self, lo: LaidOff) -> None:
         s = self.state
-        target, extended = lo.target, lo.extended
+        target, extended = s.own_meld(lo.target), lo.extended
         s.turn_points += extended.points - target.points
         target.kind, target.start, target.points = extended.kind, extended.start, extended.points
         target.cards, target.idents = list(extended.cards), list(extended.idents)

@@ -329,6 +329,7 @@ class Rummy51Rules(VariantRules):
                             N_("no meld {meld_id!r} on the table"), meld_id=move.meld_id)
         index = self._swap_index(turn, target, move.card)
         jokers_before = turn.hand.count(JOKER)
+        target = s.own_meld(target)
         target.cards[index] = move.card
         target.idents[index] = move.card
         target.points = meld_from_table(target.kind, target.cards, target.idents,
@@ -384,7 +385,7 @@ class Rummy51Rules(VariantRules):
             if target is None:
                 raise Violation(Code.UNKNOWN_MELD, RuleId.R51_TAKE,
                                 N_("no meld {meld_id!r} on the table"), meld_id=take.meld_id)
-            self._take_one(turn, target, take.card)
+            self._take_one(turn, s.own_meld(target), take.card)
             taken.append(take.card)
         pieces = [p.card for m in move.melds for p in m]
         for card in taken:

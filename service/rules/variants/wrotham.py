@@ -153,6 +153,7 @@ class WrothamRules(BasicRules):
                             N_("no meld {meld_id!r} on the table (none yet)"),
                             meld_id=move.meld_id, melds=on_table)
         index = self._swap_index(target, move.card)
+        target = s.own_meld(target)
         target.cards[index] = move.card
         target.idents[index] = move.card
         if target.kind == "set":
