@@ -145,11 +145,21 @@ class TableMeld:
     start: int
     points: int = 0
     """Melding points (C-VALUE / R51-VALUE) of the cards as they stand."""
+    _public: dict[str, Any] | None = field(default=None, init=False, repr=False,
+                                           compare=False)
+    _compact: list[Any] | None = field(default=None, init=False, repr=False, compare=False)
+    """:meth:`public` and :meth:`to_compact`, made once: a meld is shared by the states
+    copied from the one it was put on, and changed only as a copy (:meth:`GameState.
+    own_meld`), so every move's view and stored state read the melds it left as they are.
+    Neither is to be changed by whoever reads it."""
 
     def public(self) -> dict[str, Any]:
         """The meld as views show it."""
-        return {"meld_id": self.id, "owner": self.owner, "kind": self.kind,
-                "cards": list(self.cards), "wilds": self.wilds()}
+        view = self._public
+        if view is None:
+            view = self._public = {"meld_id": self.id, "owner": self.owner, "kind": self.kind,
+                                   "cards": list(self.cards), "wilds": self.wilds()}
+        return view
 
     def wilds(self) -> list[dict[str, Any]]:
         if self.cards == self.idents:  # most melds: every card stands for itself
@@ -169,9 +179,13 @@ class TableMeld:
 
     def to_compact(self) -> list[Any]:
         """``[id, owner, kind, cards, idents, start, points]``, card lists packed."""
-        cards = _pack(self.cards)
-        idents = cards if self.idents == self.cards else _pack(self.idents)
-        return [self.id, self.owner, self.kind, cards, idents, self.start, self.points]
+        stored = self._compact
+        if stored is None:
+            cards = _pack(self.cards)
+            idents = cards if self.idents == self.cards else _pack(self.idents)
+            stored = self._compact = [self.id, self.owner, self.kind, cards, idents,
+                                      self.start, self.points]
+        return stored
 
     @staticmethod
     def from_stored(data: Any) -> TableMeld:
