@@ -294,18 +294,20 @@ def _referee() -> Referee:
 
 def _json(body: Any, status: int = 200, *, version: int | None = None,
           private: bool = False, raw: bytes | None = None) -> Response:
-    resp = Response(raw if raw is not None else json.dumps(body), status=status, mimetype=JSON)
-    return _view_headers(resp, version, private)
+    return Response(raw if raw is not None else json.dumps(body), status=status, mimetype=JSON,
+                    headers=_view_headers(version, private))
 
 
-def _view_headers(resp: Response, version: int | None, private: bool) -> Response:
-    """``resp`` with a view's ``ETag`` (its version) and, for a seat's own view,
-    ``Cache-Control: no-store``."""
+def _view_headers(version: int | None, private: bool) -> list[tuple[str, str]]:
+    """A view's ``ETag`` (its version) and, for a seat's own view, ``Cache-Control:
+    no-store``: given to the answer as it is made (setting a header on a made one looks
+    through those it has first)."""
+    headers = []
     if version is not None:
-        resp.headers["ETag"] = f'"{version}"'
+        headers.append(("ETag", f'"{version}"'))
     if private:
-        resp.headers["Cache-Control"] = "no-store"
-    return resp
+        headers.append(("Cache-Control", "no-store"))
+    return headers
 
 
 def _bearer(req: Request | None = None) -> str | None:
@@ -344,7 +346,8 @@ def _read_view(game_id: str, read: Callable[[], Answer], answer: Answer,
     again) is the answer the moment one is committed (a long poll)."""
     if wait and _held(answer):
         answer = streams.long_poll(game_id, read, answer, _held, wait) or answer
-    resp = (_view_headers(Response(status=304), answer.version, private) if _held(answer)
+    resp = (Response(status=304, headers=_view_headers(answer.version, private))
+            if _held(answer)
             else _view_answer(answer, private))
     if wait is not None:
         resp.headers["Preference-Applied"] = f"wait={wait}"

@@ -201,13 +201,18 @@ def _headers(response: Response, noted: list[tuple[Limit, int, int]] | None) -> 
     if not noted:
         return
     # after any the answer names already (a 429 of a limit on streams open at once);
-    # getlist, as get raises and catches an exception for a header the answer has not
+    # getlist, as get raises and catches an exception for a header the answer has not; and
+    # added when it has none (setting looks through every header the answer has)
     headers = response.headers
     for name, items in (
             ("RateLimit-Policy", [limit.header for limit, _, _ in noted]),
             ("RateLimit", [f'"{limit.policy}";r={left};t={seconds}'
                            for limit, left, seconds in noted])):
-        headers[name] = ", ".join(items + [v for v in headers.getlist(name)[:1] if v])
+        named = headers.getlist(name)
+        if named:
+            headers[name] = ", ".join(items + [v for v in named[:1] if v])
+        else:
+            headers.add(name, ", ".join(items))
 
 
 class RateLimiter:
