@@ -9,8 +9,9 @@ to one Redis Cluster slot and a Lua script may touch them together.
                               o + i + 1, ``o`` (the game hash's field, 0 when absent) the
                               versions archived
 ``{ns}:{{game_id}}:archive``   LIST  the archived log: one chunk per archiving (a finished
-                              hand), oldest first: ``<first version>:<count>:`` and the
-                              chunk's records, newline-separated, compressed with zlib
+                              hand; 500 records at most), oldest first: ``<first
+                              version>:<count>:`` and the chunk's records,
+                              newline-separated, compressed with zlib
 ``{ns}:{{game_id}}:idem``      LIST  the scopes with a record, newest first (bounds them)
 ``{ns}:{{game_id}}:cache:<name>``  STRING  a value worked out from the game at one
                               version (``<version>:<value>``), expiring with the game

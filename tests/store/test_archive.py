@@ -11,6 +11,7 @@ import redis
 from redis.crc import key_slot
 
 from service.store import GameStore, StoreCorrupted
+from service.store.redis_store import ARCHIVE_CHUNK
 
 
 def _played(store: GameStore, game_id: str, moves: int, start: int = 0) -> None:
@@ -52,6 +53,29 @@ def test_an_archived_log_reads_as_it_did_for_every_range(store: GameStore,
     assert store.load("g").version == 62
     assert store.archive("g") == 7 and store.archive("g") == 0  # nothing live: nothing moved
     assert store.log("g") == everything
+
+
+def test_an_archiving_moves_a_chunk_of_the_oldest_records_at_most(
+        store: GameStore, admin: redis.Redis) -> None:
+    """A live log longer than a chunk (a game stored before the archive, or whose archivings
+    failed) is archived a chunk at a time, the oldest first, and reads as it did."""
+    store.create("g", b"")
+    total = 2 * ARCHIVE_CHUNK + 7
+    _played(store, "g", total)
+    keys = store.keys("g")
+    assert store.archive("g") == ARCHIVE_CHUNK
+    assert admin.llen(keys.log) == ARCHIVE_CHUNK + 7
+    assert admin.hget(keys.game, "o") == str(ARCHIVE_CHUNK).encode()
+    assert admin.lindex(keys.archive, 0).startswith(b"1:%d:" % ARCHIVE_CHUNK)
+    everything = [(v, _record(v)) for v in range(1, total + 1)]
+    assert store.log("g") == everything
+    _played(store, "g", 3, start=total)
+    assert store.archive("g") == ARCHIVE_CHUNK and store.archive("g") == 10
+    assert admin.exists(keys.log) == 0 and admin.llen(keys.archive) == 3
+    assert store.log("g") == everything + [(v, _record(v)) for v in range(total + 1,
+                                                                         total + 4)]
+    assert store.log("g", ARCHIVE_CHUNK - 1, 3) == everything[ARCHIVE_CHUNK - 1:
+                                                               ARCHIVE_CHUNK + 2]
 
 
 def test_the_archive_takes_less_memory_than_the_log_it_holds(store: GameStore,
