@@ -145,13 +145,13 @@ class TableMeld:
     start: int
     points: int = 0
     """Melding points (C-VALUE / R51-VALUE) of the cards as they stand."""
-    _public: dict[str, Any] | None = field(default=None, init=False, repr=False,
-                                           compare=False)
-    _compact: list[Any] | None = field(default=None, init=False, repr=False, compare=False)
+    _public: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    _compact: list[Any] | None = field(default=None, repr=False, compare=False)
     """:meth:`public` and :meth:`to_compact`, made once: a meld is shared by the states
     copied from the one it was put on, and changed only as a copy (:meth:`GameState.
     own_meld`), so every move's view and stored state read the melds it left as they are.
-    Neither is to be changed by whoever reads it."""
+    Neither is to be changed by whoever reads it, nor given to the constructor (they are
+    arguments of it all the same: mypyc leaves a field out of ``__init__`` unset)."""
 
     def public(self) -> dict[str, Any]:
         """The meld as views show it."""
