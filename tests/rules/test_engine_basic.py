@@ -571,6 +571,21 @@ def test_a_move_shares_the_melds_it_leaves_and_copies_the_one_it_changes() -> No
         laid.own_meld(run)  # not on that table: its copy is
 
 
+def test_c_layoff_one_meld_named_by_two_lay_offs_of_a_meld_action_refused() -> None:
+    """Each lay-off of a meld action is read against the table as it was: two on one meld
+    would each extend it as it was (one's cards would leave the hand and the table). The
+    move is refused, naming the meld; its cards in one lay-off are laid off."""
+    state = start(["3H 4H 5H 6H 7S 7D 7C KS KH KD", "2H 7H 8H 5D 5S 5C JC QD QC 9S"],
+                  dealer=1, stock="KC 2S 3S 4S", discard="4C")
+    state, _ = play(state, (0, "draw stock"), (0, "meld 3H 4H 5H 6H"), (0, "discard KC"),
+                    (1, "draw stock"))
+    violation = refuse(state, 1, "meld 5D 5S 5C + m1 2H + m1 7H")
+    assert (violation.code, violation.rule) == (Code.INVALID_LAY_OFF, "C-LAYOFF")
+    assert "m1" in str(violation)
+    state, _ = play(state, (1, "meld 5D 5S 5C + m1 2H 7H"))
+    assert state.melds[0].cards == ["2H", "3H", "4H", "5H", "6H", "7H"]
+
+
 def test_c_layoff_end_that_does_not_fit_refused() -> None:
     state, _ = play(start_two_layoff(), (1, "draw stock"))
     for move in ("lay m1 2H @high", "lay m1 7H @low"):

@@ -448,6 +448,12 @@ class Turn:
             raise Violation(Code.INVALID_LAY_OFF, RuleId.C_LAYOFF,
                             N_("lay off on melds already on the table; put these cards in "
                                "the new meld instead"))
+        named = [lo.meld_id for lo in move.lay_offs]
+        twice = next((meld_id for meld_id in named if named.count(meld_id) > 1), None)
+        if twice is not None:  # each is read against the table as it stands before the move
+            raise Violation(Code.INVALID_LAY_OFF, RuleId.C_LAYOFF,
+                            N_("lay off on {meld_id} once in a meld action: put all the cards "
+                               "for it in one lay-off"), meld_id=twice)
         lay_offs = [self.laid_off(lo) for lo in move.lay_offs]
         self.vr.check_meld_action(self, readings, lay_offs)
         self.check_leaves(used)
