@@ -153,9 +153,10 @@ def test(args: list[str]) -> int:
     browsers, served processes, generated clients, docker-compose, long fuzz runs) and runs
     the rest on every CPU (:func:`_spread`), and neither docker-compose nor Chromium is
     installed for them. Without arguments (the whole suite, as CI runs it), the tests that
-    are not slow run first, spread over the CPUs as ``--quick`` runs them, then the slow ones
-    in one process (they start servers and browsers of their own, and time them); both run
-    whatever the first found, and the first failure's code is returned."""
+    are not slow and the long random runs (``random_run``) run first, spread over the CPUs
+    as ``--quick`` spreads its tests, then the other slow ones in one process (they start
+    servers and browsers of their own, and time them); both run whatever the first found,
+    and the first failure's code is returned."""
     quick = "--quick" in args
     args = [a for a in args if a != "--quick"]
     ensure_venv("test")
@@ -171,7 +172,8 @@ def test(args: list[str]) -> int:
     if quick:
         runs = [["-m", "not slow", *_spread(args), *args]]
     elif not args:
-        runs = [["-m", "not slow", *_spread(args)], ["-m", "slow"]]
+        runs = [["-m", "not slow or random_run", *_spread(args)],
+                ["-m", "slow and not random_run"]]
     else:
         runs = [args]
     codes = []

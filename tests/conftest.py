@@ -58,9 +58,11 @@ SYSTEM = Path(__file__).resolve().parent / "system"
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test under tests/system/ starts processes (a served referee, a browser, a
     generated client, docker-compose, a cluster) and is marked ``slow``: ``-m "not slow"``
-    (``python3 dev.py test --quick``) leaves them out."""
+    (``python3 dev.py test --quick``) leaves them out. So is a ``random_run`` (a long random
+    run in the test's own process), which ``python3 dev.py test`` runs with the quick tests,
+    spread over the CPUs."""
     for item in items:
-        if item.path.is_relative_to(SYSTEM):
+        if item.path.is_relative_to(SYSTEM) or item.get_closest_marker("random_run"):
             item.add_marker(pytest.mark.slow)
 
 

@@ -218,7 +218,7 @@ def test_a_refused_dry_run_is_the_real_refusal(client: FlaskClient, store: GameS
         assert dry.get_json() == real.get_json()
 
 
-@pytest.mark.slow  # a long random run
+@pytest.mark.random_run
 def test_dry_runs_of_listed_moves_over_http_keep_hidden_cards_hidden(
         client: FlaskClient, store: GameStore) -> None:
     """A sample of the mover's listed moves (and the compound example) in random play of

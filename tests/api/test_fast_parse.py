@@ -83,7 +83,7 @@ def schema_answer(body: Any) -> Any:
         return exc.messages
 
 
-@pytest.mark.slow  # a long random run
+@pytest.mark.random_run
 @settings(max_examples=3000, deadline=None)
 @given(body=bodies)
 def test_whatever_the_fast_path_accepts_the_schema_loads_as_the_same_move(body: Any) -> None:

@@ -486,7 +486,7 @@ def hidden_app(redis_url: str) -> Flask:
                                sse_max_streams=16))
 
 
-@pytest.mark.slow  # a long random run
+@pytest.mark.random_run
 @pytest.mark.parametrize("variant", list(STEPS))
 def test_no_answer_shows_a_card_its_viewer_may_not_see(hidden_app: Flask, store: GameStore,
                                                        variant: str) -> None:

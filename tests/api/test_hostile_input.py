@@ -492,7 +492,7 @@ def _random_values(count: int, seed: int) -> list[str]:
     return out
 
 
-@pytest.mark.slow  # a long random run
+@pytest.mark.random_run
 def test_no_header_value_makes_a_500_or_changes_a_game(sse_client: FlaskClient) -> None:
     """Each header with each value, on a move (a dry run, so a legal one changes nothing
     either) and three other endpoints: never a 500, and the game is as it was."""

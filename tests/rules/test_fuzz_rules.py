@@ -42,7 +42,7 @@ def test_the_fuzzer_reports_a_listed_move_the_engine_refuses(
     assert report.problems and "refused" in report.problems[0]
 
 
-@pytest.mark.slow  # a long random run
+@pytest.mark.random_run
 def test_the_fuzzer_reports_a_legal_move_the_listing_lacks(
         monkeypatch: pytest.MonkeyPatch) -> None:
     listing = legal.legal_moves

@@ -64,7 +64,7 @@ def needs_openspiel() -> None:
     pytest.skip(f"{MISSING}: install pyproject's test extra")
 
 
-@pytest.mark.slow  # a long random run: 300 games against OpenSpiel
+@pytest.mark.random_run  # 300 games against OpenSpiel
 def test_300_games_in_lockstep_with_openspiel() -> None:
     """GIN-*: the same legal moves, phases, deadwood and scores at every step, in 300 games
     that reach a scored end; the games stopped early (by design, above) are few, and the

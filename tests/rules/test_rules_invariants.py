@@ -151,7 +151,7 @@ def fallback(state: GameState, seat: int) -> Move:
     return Discard(next((c for c in hand if c != state.taken), hand[0]))
 
 
-@pytest.mark.slow  # a long random run
+@pytest.mark.random_run
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(players=st.integers(2, 6), knobs=KNOBS, seed=st.integers(0, 2**32 - 1))
 def test_random_games_keep_the_invariants(players: int, knobs: dict[str, Any],

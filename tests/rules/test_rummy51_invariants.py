@@ -226,7 +226,7 @@ def next_move(state: GameState, rng: Random) -> tuple[GameState, list[dict[str, 
     return new, events, seat
 
 
-@pytest.mark.slow  # a long random run
+@pytest.mark.random_run
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(variant=st.sampled_from(["rummy51", "lebanese14"]), players=st.integers(2, 5),
        knobs=KNOBS, seed=st.integers(0, 2**32 - 1))
