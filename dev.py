@@ -141,11 +141,13 @@ def ensure_chromium() -> None:
 def _spread(args: list[str]) -> list[str]:
     """pytest-xdist's arguments that spread the quick tests over the machine's CPUs (up to
     four), unless the caller chose (``-n``) or there is one CPU; each worker starts its own
-    redis-server, as a single run does."""
+    redis-server, as a single run does. A worker that runs out of tests takes some of those
+    another one has yet to run (``worksteal``), so that neither waits on the other's long
+    ones at the end."""
     cpus = min(os.cpu_count() or 1, 4)
     if cpus < 2 or any(a.startswith(("-n", "--numprocesses")) for a in args):
         return []
-    return ["-n", str(cpus)]
+    return ["-n", str(cpus), "--dist", "worksteal"]
 
 
 def test(args: list[str]) -> int:

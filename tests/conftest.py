@@ -60,10 +60,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     generated client, docker-compose, a cluster) and is marked ``slow``: ``-m "not slow"``
     (``python3 dev.py test --quick``) leaves them out. So is a ``random_run`` (a long random
     run in the test's own process), which ``python3 dev.py test`` runs with the quick tests,
-    spread over the CPUs."""
+    spread over the CPUs. The random runs come first, so that the short tests after them
+    even out the workers' ends (pytest-xdist's ``--dist worksteal`` hands them on)."""
     for item in items:
         if item.path.is_relative_to(SYSTEM) or item.get_closest_marker("random_run"):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: item.get_closest_marker("random_run") is None)
 
 
 # --- Redis -------------------------------------------------------------------------------------

@@ -175,7 +175,8 @@ def test_dev_test_runs_lint_types_and_pytest_and_quick_leaves_out_the_slow_tests
     monkeypatch.setattr(names["subprocess"], "run", pytest_run)
 
     args = [] if whole else ["--quick", "-x", "tests/rules"] if quick else ["-x", "tests/rules"]
-    spread = f"-n {min(os.cpu_count() or 1, 4)} " if (os.cpu_count() or 1) > 1 else ""
+    spread = (f"-n {min(os.cpu_count() or 1, 4)} --dist worksteal "
+              if (os.cpu_count() or 1) > 1 else "")
     if whole:  # the first run fails (3): the second runs all the same, and 3 is returned
         assert dev["test"](args) == 3
         assert done == ["venv test", "compose", "chromium", "ruff", "mypy",
