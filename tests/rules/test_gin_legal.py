@@ -229,3 +229,22 @@ def test_random_lay_outs_are_the_least_deadwood() -> None:
         checked += 1
         laid_off += bool(moves[0]["lay_offs"])
     assert laid_off >= 100  # most of them lay off
+
+
+@pytest.mark.parametrize(("odd", "dead"), [("9C", 9), ("KH", 10), ("9H", 0), ("AS", 1)])
+def test_the_lay_out_between_runs_with_each_odd_card(odd: str, dead: int) -> None:
+    """GIN-LAYOFF: bench/engine.py's lay-out between runs (its odd card a KH, which no
+    lay-out reaches: the whole search), and with the KH swapped for a 9C or an AS, which
+    nothing takes (the search stops once only that is left), or a 9H, which the heart run
+    reaches (deadwood 0): the least deadwood, with the lay-offs in the order the search
+    laid them off."""
+    hand = ["3H", "6D", odd, "8H", "8D", "7H", "2D", "7D", "2H", "QD"]
+    table = [("m1", ["9D", "TD", "JD"]), ("m2", ["4H", "5H", "6H"]),
+             ("m3", ["3D", "4D", "5D"])]
+    gin.forget_arrangements()
+    found = gin.best_lay_out(hand, table, False)
+    assert found[0] == dead == least_laid_out(
+        frozenset(hand), frozenset(frozenset(m) for _, m in table))
+    hearts = ("3H", "7H", "8H", "9H", "2H") if odd == "9H" else ("3H", "7H", "8H", "2H")
+    assert found[1:] == ((), (("m1", ("8D", "7D", "6D", "QD")), ("m2", hearts),
+                              ("m3", ("2D",))))
