@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from service.rules.cards import JOKER
+from service.rules.cards import JOKER, RANKS
 from service.rules.melds import Meld, MeldError, MeldShape, Piece, check_meld, read_as
 from service.rules.moves import MeldMove
 from service.rules.search import candidate_melds, meld_combos
@@ -40,13 +40,45 @@ def _blind(shape: MeldShape) -> Callable[[str], str]:
     return lambda card: card if card == JOKER else card[0] + "S"
 
 
+def _may_read_as(combo: Sequence[str], shape: MeldShape, kind: str) -> bool:
+    """False when ``combo`` (cards, none declared) certainly has no reading as a ``kind``,
+    by a test the meld validator makes on its naturals (the cards the shape does not call
+    wild) whatever the reading: a set's naturals are all of one rank (C-SET); a run holds
+    each rank at one place only, but for the ace, low and high in a run long enough
+    (C-RUN). Such a combo is not read: it would be read only to be dropped."""
+    ranks = [c[0] for c in combo if not shape.is_wild(c)]
+    if kind == "set":
+        return len(set(ranks)) <= 1
+    ranks = [r for r in ranks if r != RANKS[0]]
+    return len(set(ranks)) == len(ranks)
+
+
+def _sets_suffice(shape: MeldShape) -> bool:
+    """Whether a contract of sets only may be searched among the hand's set multisets
+    alone (:func:`~service.rules.search.meld_combos` with ``runs=False``), with the same
+    melds read, in the same order: where a set takes any number of cards, suits may repeat
+    and a meld may hold any number of wilds (DUMMY-SET, DUMMY-WILDS).
+
+    Why the same: a set need reads only multisets whose naturals are of one rank
+    (:func:`_may_read_as`). Such a multiset made by the run search is some cards of the
+    hand of that rank (or, with none, some 2s, which stand as natural 2s: a run holds a
+    card that is not a joker) with wilds of the hand, of a size asked for; the set search
+    pairs every multiset of a rank's cards (of the 2s) with every multiset of the hand's
+    wilds of a size asked for, so it makes that multiset too. It runs first, so that
+    multiset keeps its place, and its order of cards, in the list; the run search only
+    adds multisets after them that a set need does not read."""
+    return shape.set_max is None and not shape.set_distinct_suits and shape.max_wilds is None
+
+
 class _Readings:
     """The melds of ``combos`` (in their order) of a contract meld's size that read as its
     kind, with their cards counted: read as the search first reaches each (a search that
-    finds a contract early reads few of them)."""
+    finds a contract early reads few of them). A combo that :func:`_may_read_as` rules
+    out is not read: it would not be among them."""
 
     def __init__(self, combos: Sequence[Sequence[str]], shape: MeldShape, need: Need) -> None:
-        self._todo = (c for c in combos if len(c) == need.size)
+        self._todo = (c for c in combos
+                      if len(c) == need.size and _may_read_as(c, shape, need.kind))
         self._shape = shape
         self._kind = need.kind
         self._read: list[tuple[Meld, Counter[str]]] = []
@@ -67,6 +99,18 @@ class _Readings:
         return self._read[j]
 
 
+def _contract_melds(cards: Sequence[str], shape: MeldShape, needs: Sequence[Need]
+                    ) -> dict[Need, _Readings]:
+    """For each of a contract's ``needs``, the melds of ``cards`` (the hand, coded:
+    :func:`_blind`) of its size that read as its kind, in the order the contract search
+    tries them: those with fewer wild cards first, else as :func:`meld_combos` lists them.
+    A contract of sets only leaves out the hand's runs where :func:`_sets_suffice`."""
+    runs = any(n.kind == "run" for n in needs) or not _sets_suffice(shape)
+    combos = meld_combos(cards, shape, frozenset(n.size for n in needs), runs=runs)
+    combos.sort(key=lambda m: (sum(map(shape.is_wild, m)), len(m)))
+    return {need: _Readings(combos, shape, need) for need in needs}
+
+
 def find_contract(hand: Sequence[str], shape: MeldShape, contract: Sequence[Need]
                   ) -> MeldMove | None:
     """Melds of ``hand`` that make up ``contract`` (a Dummy contract's melds), leaving a
@@ -82,11 +126,11 @@ def find_contract(hand: Sequence[str], shape: MeldShape, contract: Sequence[Need
     discard holds none.
     """
     needs = sorted(contract, key=lambda n: (-n.size, n.kind))
+    if sum(n.size for n in needs) >= len(hand):
+        return None
     code = _blind(shape)
     cards = [code(c) for c in hand]
-    combos = meld_combos(cards, shape, frozenset(n.size for n in needs))
-    combos.sort(key=lambda m: (sum(map(shape.is_wild, m)), len(m)))
-    options = {need: _Readings(combos, shape, need) for need in needs}
+    options = _contract_melds(cards, shape, needs)
     steps = 0
 
     def dfs(i: int, left: dict[str, int], chosen: list[Meld], start: int) -> bool:
@@ -113,7 +157,7 @@ def find_contract(hand: Sequence[str], shape: MeldShape, contract: Sequence[Need
         return False
 
     chosen: list[Meld] = []
-    if sum(n.size for n in needs) >= len(hand) or not dfs(0, dict(Counter(cards)), chosen, 0):
+    if not dfs(0, dict(Counter(cards)), chosen, 0):
         return None
     # each code back to a card of the hand it stands for
     pool: dict[str, list[str]] = {}

@@ -45,20 +45,28 @@ def candidate_melds(hand: Sequence[str], shape: MeldShape,
 
 
 def meld_combos(hand: Sequence[str], shape: MeldShape,
-                sizes: Collection[int] | None = None) -> list[list[str]]:
+                sizes: Collection[int] | None = None, runs: bool = True) -> list[list[str]]:
     """The multisets of cards :func:`candidate_melds` reads, each once (as first made),
-    not yet read: the valid ones among them are its melds, in the same order."""
+    not yet read: the valid ones among them are its melds, in the same order.
+
+    ``runs=False``: those the set search makes only (the same list less the multisets
+    only the run search makes: sets are searched first)."""
     if sizes is not None and not sizes:
         return []
     wanted = range(3, len(hand) + 1) if sizes is None else sizes
+    wilds = _wilds(hand, shape)
     seen: dict[tuple[str, ...], list[str]] = {}
-    for combo in itertools.chain(_set_combos(hand, shape, wanted),
-                                 _run_combos(hand, shape, wanted)):
+    for combo in itertools.chain(_set_combos(hand, shape, wanted, wilds),
+                                 _run_combos(hand, shape, wanted, wilds) if runs else ()):
         seen.setdefault(tuple(sorted(combo)), combo)
     return list(seen.values())
 
 
-def _wilds(hand: Sequence[str], shape: MeldShape) -> tuple[int, list[list[tuple[str, ...]]]]:
+_Wilds = tuple[int, list[list[tuple[str, ...]]]]
+"""What :func:`_wilds` finds: the wild budget, and the wild multisets of each size."""
+
+
+def _wilds(hand: Sequence[str], shape: MeldShape) -> _Wilds:
     """How many wilds one new meld of ``hand`` may hold (the hand's, within the shape's
     limit), and for each count the distinct multisets of the hand's wilds of that size: the
     wilds of a hand are not all alike (a joker, a 2 of clubs and a 2 of spades are three
@@ -68,11 +76,19 @@ def _wilds(hand: Sequence[str], shape: MeldShape) -> tuple[int, list[list[tuple[
     return budget, [sorted(set(itertools.combinations(wilds, w))) for w in range(budget + 1)]
 
 
-def _set_combos(hand: Sequence[str], shape: MeldShape,
-                sizes: Collection[int]) -> Iterator[list[str]]:
+def _held(combo: Sequence[str], held: Counter[str]) -> bool:
+    """Whether ``held`` (a hand, counted) holds each card of ``combo`` as often as ``combo``
+    takes it: ``Counter(combo) <= held``, without counting ``combo`` (every card of a
+    combo comes from the hand, and a combo is a few cards)."""
+    return all(combo.count(c) <= held[c] for c in combo)
+
+
+def _set_combos(hand: Sequence[str], shape: MeldShape, sizes: Collection[int],
+                wilds: _Wilds) -> Iterator[list[str]]:
     """Every multiset of naturals of one rank (of different suits where the shape asks it)
-    with every multiset of wilds, three cards or more and within the set's largest size."""
-    budget, wild_sets = _wilds(hand, shape)
+    with every multiset of wilds (``wilds``: :func:`_wilds`), three cards or more and
+    within the set's largest size."""
+    budget, wild_sets = wilds
     naturals = [c for c in hand if not shape.is_wild(c)]
     by_rank: dict[str, list[str]] = {}
     for c in naturals:
@@ -84,24 +100,28 @@ def _set_combos(hand: Sequence[str], shape: MeldShape,
     for cards in by_rank.values():
         pool = sorted(set(cards)) if shape.set_distinct_suits else sorted(cards)
         for size in range(1, min(len(pool), top) + 1):
+            # the numbers of wilds that give a size asked for
+            counts = [w for w in range(max(0, 3 - size), min(budget, top - size) + 1)
+                      if size + w in sizes]
+            if not counts:
+                continue
             for nat in sorted(set(itertools.combinations(pool, size))):
-                for w in range(max(0, 3 - size), min(budget, top - size) + 1):
-                    if size + w not in sizes:
-                        continue
+                for w in counts:
                     for wild in wild_sets[w]:
                         combo = [*nat, *wild]
                         # a 2 that may be natural or wild is taken once only
-                        if not shape.flexible_twos or Counter(combo) <= held:
+                        if not shape.flexible_twos or _held(combo, held):
                             yield combo
 
 
-def _run_combos(hand: Sequence[str], shape: MeldShape,
-                sizes: Collection[int]) -> Iterator[list[str]]:
+def _run_combos(hand: Sequence[str], shape: MeldShape, sizes: Collection[int],
+                wilds: _Wilds) -> Iterator[list[str]]:
     """Every multiset of cards that can be laid as a run: naturals of different places
     (from the first to the last, any held between them left out for a wild), each place
     by any card of its rank the hand holds (runs of mixed suits: DUMMY-RUN), with every
-    multiset of wilds that fills the places left out and may extend the run at its ends."""
-    budget, wild_sets = _wilds(hand, shape)
+    multiset of wilds (``wilds``: :func:`_wilds`) that fills the places left out and may
+    extend the run at its ends."""
+    budget, wild_sets = wilds
     naturals = [c for c in hand if not shape.is_wild(c)]
     if shape.flexible_twos:
         naturals += [c for c in hand if c[0] == "2" and c != JOKER]
@@ -144,21 +164,26 @@ def _run_combos(hand: Sequence[str], shape: MeldShape,
                 # a card can be taken more often than the hand holds it only when a 2 may
                 # be natural and wild, runs mix suits, or an ace stands at both ends
                 verify = shape.flexible_twos or not shape.run_same_suit or span > 13
-                for dropped in range(budget - empty + 1):
+                # at most the places between are left out for wilds
+                for dropped in range(min(budget - empty, len(inner)) + 1):
+                    # the places naturals take: the first, the last, those between kept
+                    count = len(inner) - dropped + (1 if last == first else 2)
+                    gaps = empty + dropped
+                    # the numbers of wilds that fill the gaps, fit at the ends and give a
+                    # size asked for: the same for every choice of the places left out
+                    counts = [w for w in range(max(gaps, 3 - count), min(budget, gaps + room) + 1)
+                              if count + w in sizes]
+                    if not counts:
+                        continue
                     for left_out in itertools.combinations(inner, dropped):
                         places = [first, *(p for p in inner if p not in left_out)]
                         if last != first:
                             places.append(last)
-                        gaps = empty + dropped
-                        for w in range(max(gaps, 3 - len(places)), budget + 1):
-                            if w - gaps > room:
-                                break
-                            if len(places) + w not in sizes:
-                                continue
+                        for w in counts:
                             for cards in itertools.product(*(options[p] for p in places)):
                                 for wild in wild_sets[w]:
                                     combo = [*cards, *wild]
-                                    if not verify or Counter(combo) <= held:
+                                    if not verify or _held(combo, held):
                                         yield combo
                 if last != first:
                     inner.append(last)  # between this first and the next last

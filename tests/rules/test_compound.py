@@ -4,21 +4,30 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from random import Random
 from typing import Any
 
 import pytest
 
 from service.rules import GameState, Violation, apply, new_game, planning
-from service.rules.cards import remove
-from service.rules.compound import find_all_but_one, find_contract
-from service.rules.engine import context, shape_of
+from service.rules.cards import JOKER, remove, standard_deck
+from service.rules.compound import (
+    Need,
+    _blind,
+    _contract_melds,
+    find_all_but_one,
+    find_contract,
+)
+from service.rules.engine import context, meld_shape, shape_of
 from service.rules.legal import compound_action
-from service.rules.melds import Piece, check_meld, read_as
+from service.rules.melds import Meld, MeldError, MeldShape, Piece, check_meld, read_as
 from service.rules.moves import Discard, Draw, move_from_dict
-from service.rules.search import candidate_melds
+from service.rules.ruleset import Rules, default_rules
+from service.rules.search import candidate_melds, meld_combos
+from service.rules.variants import find_variant
 from service.rules.variants.base import Turn
-from service.rules.variants.dummy import DummyRules, dummy_state
+from service.rules.variants.dummy import CONTRACTS, DummyRules, dummy_state
 from tests.support.bot import choose_move
 from tests.support.dummy_game import game
 
@@ -122,6 +131,55 @@ def test_a_contract_is_found_exactly_when_the_hand_holds_one(run_same_suit: bool
             holding += 1
             apply(state, seat, found, Random(0))  # accepted: no Violation
     assert holding >= 5  # the random hands held contracts often enough to tell
+
+
+def _every_reading(cards: list[str], shape: MeldShape, needs: Sequence[Need]
+                   ) -> dict[Need, list[tuple[Meld, Counter[str]]]]:
+    """For each need, what reading every multiset the meld search makes (sets and runs)
+    gives: the contract search's melds with nothing left unread."""
+    combos = meld_combos(cards, shape, frozenset(n.size for n in needs))
+    combos.sort(key=lambda m: (sum(map(shape.is_wild, m)), len(m)))
+    out: dict[Need, list[tuple[Meld, Counter[str]]]] = {}
+    for need in needs:
+        out[need] = []
+        for combo in combos:
+            if len(combo) != need.size:
+                continue
+            try:
+                meld = check_meld([Piece(c) for c in combo], shape)
+            except MeldError:
+                continue
+            reading = read_as([Piece(c) for c in meld.cards], shape, need.kind, meld)
+            if reading is not None:
+                out[need].append((reading, Counter(reading.cards)))
+    return out
+
+
+@pytest.mark.parametrize("run_same_suit", [False, True])
+def test_the_contract_search_reads_what_reading_every_meld_gives(run_same_suit: bool
+                                                                 ) -> None:
+    """DUMMY-CONTRACTS: the contract search leaves unread the multisets whose naturals rule
+    out the kind a need asks for, and the hand's runs for a contract of sets only; on
+    hands with many wilds (jokers and 2s, the most multisets), for every contract, each
+    need's melds are still exactly those reading every multiset gives, in the same order
+    (so the search, which takes them in that order, finds the same contract)."""
+    shape = meld_shape(find_variant("dummy"), Rules.of(
+        {**default_rules(find_variant("dummy")), "run_same_suit": run_same_suit}))
+    code = _blind(shape)
+    twos = sorted({c for c in standard_deck() if c[0] == "2"})
+    naturals = [c for c in standard_deck(2) if c[0] != "2"]
+    rng = Random(23)
+    for _ in range(40):
+        hand = [JOKER] * rng.randint(0, 4) + rng.sample(twos, rng.randint(0, 4)) \
+            + rng.sample(naturals, rng.randint(4, 10))
+        cards = [code(c) for c in hand]
+        for wanted in CONTRACTS:
+            searched = _contract_melds(cards, shape, wanted.needs)
+            for need, expected in _every_reading(cards, shape, wanted.needs).items():
+                listed = []
+                while (item := searched[need].at(len(listed))) is not None:
+                    listed.append(item)
+                assert listed == expected, (wanted.number, need, hand)
 
 
 # ---------------------------------------------------------------------------------------

@@ -251,16 +251,24 @@ def dummy_state(state: GameState) -> DummyState:
 def fit_contract(melds: Sequence[Sequence[Piece]], shape: MeldShape, wanted: Contract,
                  best: Sequence[Meld] | None = None) -> list[Meld] | None:
     """Readings of ``melds`` that make up ``wanted``, one meld per need, or None (``best``:
-    each meld's ``check_meld`` reading, when the caller has them already)."""
+    each meld's ``check_meld`` reading, when the caller has them already). Each meld is
+    read as a kind the first time an order of the needs asks for it (a contract of sets
+    never needs a run reading)."""
     if len(melds) != len(wanted.needs):
         return None
     bests: Sequence[Meld | None] = best if best is not None else [None] * len(melds)
-    options = [{kind: read_as(m, shape, kind, b) for kind in ("set", "run")}
-               for m, b in zip(melds, bests, strict=True)]
+    options: list[dict[str, Meld | None]] = [{} for _ in melds]
+
+    def read(i: int, kind: str) -> Meld | None:
+        known = options[i]
+        if kind not in known:
+            known[kind] = read_as(melds[i], shape, kind, bests[i])
+        return known[kind]
+
     for order in itertools.permutations(wanted.needs):
         chosen: list[Meld] = []
-        for need, opts in zip(order, options, strict=True):
-            reading = opts[need.kind]
+        for i, need in enumerate(order):
+            reading = read(i, need.kind)
             if reading is None or len(reading.cards) < need.size:
                 break
             chosen.append(reading)
