@@ -191,12 +191,17 @@ def arrange_discards(cards: Sequence[str]
     return {c: (dead, _in_order(melds)) for c, (dead, melds) in best.items()}
 
 
+def _is_set(meld: Sequence[str]) -> bool:
+    """Whether ``meld`` (a set or a run) is a set: its cards are all of one rank."""
+    return len({c[0] for c in meld}) == 1
+
+
 def extended(meld: Sequence[str], card: str) -> tuple[str, ...] | None:
     """``meld`` with ``card`` laid off on it, or None when it does not fit."""
     if card in meld:
         return None
     ranks = sorted(rank_of(c) for c in meld)
-    if len({c[0] for c in meld}) == 1:  # a set
+    if _is_set(meld):
         return (*meld, card) if card[0] == meld[0][0] and len(meld) < 4 else None
     if card[1] != meld[0][1]:
         return None
@@ -245,8 +250,13 @@ def _kept_points(cards: tuple[str, ...], points: Sequence[int], melding: int,
     no meld of ``table`` can take them, however grown. :func:`extended` lays off on a set
     (one rank) only that rank, and on a run only a suit of its cards, which it keeps; so
     a card of no rank of the sets and no suit of the runs is never laid off."""
-    ranks = {meld[0][0] for _, meld in table if len({c[0] for c in meld}) == 1}
-    suits = {c[1] for _, meld in table if len({c[0] for c in meld}) != 1 for c in meld}
+    ranks: set[str] = set()
+    suits: set[str] = set()  # a run's cards are of one suit
+    for _, meld in table:
+        if _is_set(meld):
+            ranks.add(meld[0][0])
+        else:
+            suits.add(meld[0][1])
     return sum(points[i] for i, card in enumerate(cards)
                if not melding >> i & 1 and card[0] not in ranks and card[1] not in suits)
 
