@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 import redis
+from redis.connection import HiredisRespSerializer
 from redis.crc import key_slot
+from redis.exceptions import DataError
 
 from service.redis_server import RedisServer
 from service.store import (
@@ -32,6 +34,7 @@ from service.store import (
     game_keys,
     make_client,
 )
+from service.store.client import PACKER
 from service.store.redis_store import _translated
 from tests.support.redis_servers import running
 
@@ -492,6 +495,60 @@ def test_make_client_has_no_retries(redis_url: str) -> None:
             assert conn.retry.get_retries() == 0
         finally:
             client.connection_pool.release(conn)
+    finally:
+        client.close()
+
+
+# --- packing commands ----------------------------------------------------------------------
+
+
+class _Name(str):
+    pass
+
+
+class _Number(int):
+    pass
+
+
+def _redis_py_packer() -> HiredisRespSerializer:
+    """The packer redis-py gives a connection of its own (hiredis installed)."""
+    connection = redis.Connection()
+    packer: HiredisRespSerializer = connection._command_packer
+    assert type(packer) is HiredisRespSerializer
+    return packer
+
+
+@pytest.mark.parametrize("args", [
+    ("GET", "rummy:{g}:game"),
+    ("SET", b"k", "v\u00e9\U0001f600", 12, -7, 2**70, 0.1, 1 / 3, 1e22, -0.0, float("inf")),
+    ("EVALSHA", "a" * 40, 2, "k1", "k2", b"x" * 10_000, memoryview(b"view"), 0, ""),
+    ("SET", bytearray(b"array"), _Name("a str of its own"), _Number(3)),
+    ("CLIENT SETNAME", "name"),
+    (b"CLIENT SETNAME", b"name"),
+    (" GET", "k"),
+    ("FT.SEARCH", "index", "query"),
+], ids=["plain", "kinds", "big", "subclasses", "two-words", "two-words-bytes", "space", "dot"])
+def test_the_packer_packs_what_redis_py_packs(args: tuple[Any, ...]) -> None:
+    assert b"".join(PACKER.pack(*args)) == b"".join(_redis_py_packer().pack(*args))
+
+
+@pytest.mark.parametrize("bad", [True, None, [1], 1j])
+def test_the_packer_refuses_what_redis_py_refuses(bad: object) -> None:
+    with pytest.raises(DataError):
+        _redis_py_packer().pack("SET", "k", bad)
+    with pytest.raises(DataError):
+        PACKER.pack("SET", "k", bad)
+
+
+def test_a_client_packs_with_the_packer(redis_url: str) -> None:
+    client = make_client(redis_url)
+    try:
+        assert client.set("packed", "v\u00e9") and client.get("packed") == "v\u00e9".encode()
+        connection = client.connection_pool.get_connection()
+        try:
+            assert connection._command_packer is PACKER
+        finally:
+            client.connection_pool.release(connection)
     finally:
         client.close()
 

@@ -42,6 +42,7 @@ from service.store import (
     make_sentinel_client,
     make_store_client,
 )
+from service.store.client import PACKER
 from tests.support.http_player import (
     REQUEST_TIMEOUT,
     FlaskTransport,
@@ -811,6 +812,16 @@ def test_the_store_client_factory_builds_each_mode(
         assert [type(c) for c in built] == [redis.Redis, RedisCluster, redis.Redis]
         for one in built:
             assert GameStore(one).ping() is True
+        # every mode's connections pack commands with the store's packer
+        pools = [built[0].connection_pool, built[2].connection_pool,
+                 *(built[1].get_redis_connection(node).connection_pool
+                   for node in built[1].get_nodes())]
+        for pool in pools:
+            connection = pool.get_connection()
+            try:
+                assert connection._command_packer is PACKER
+            finally:
+                pool.release(connection)
     finally:
         for one in built:
             one.close()
