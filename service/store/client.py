@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Packer",
     "StoreClient",
+    "execute",
     "make_client",
     "make_cluster_client",
     "make_sentinel_client",
@@ -119,6 +120,29 @@ class _PackedConnection(redis.Connection):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**{"command_packer": PACKER, **kwargs})  # type: ignore[no-untyped-call]
+
+
+def execute(client: StoreClient, *args: Any) -> Any:
+    """``client.execute_command(*args)``, on one server or a Sentinel-managed primary sent on
+    a connection of the client's pool directly: redis-py 8's ``Redis.execute_command`` adds
+    a retry wrapper (the store's clients never retry), a per-command check for ``HIMPORT``
+    and timings for its OpenTelemetry metrics, none of which the store's commands need.
+    The command gets the same answer (through the client's response callback, if its
+    command has one), the same error, and a connection that failed is dropped (the
+    connection's ``read_response`` and ``send_packed_command`` disconnect it themselves)
+    and never resent. A Redis Cluster's command goes its own way (routed to its slot's
+    node)."""
+    if type(client) is not redis.Redis or client.connection is not None:
+        return client.execute_command(*args)  # type: ignore[no-untyped-call]
+    pool = client.connection_pool
+    conn = pool.get_connection()
+    try:
+        conn.send_command(*args)  # type: ignore[no-untyped-call]
+        response = conn.read_response()
+    finally:
+        pool.release(conn)
+    callback = client.response_callbacks.get(args[0])  # type: ignore[no-untyped-call]
+    return response if callback is None else callback(response)
 
 
 def make_client(

@@ -30,7 +30,7 @@ from typing import Any
 from redis.commands.core import Script
 from redis.exceptions import NoScriptError, ResponseError
 
-from .client import StoreClient
+from .client import StoreClient, execute
 
 __all__ = ["SHEBANG", "StoreScript", "run"]
 
@@ -82,11 +82,9 @@ def run(client: StoreClient, script: StoreScript, keys: Sequence[Any],
         args: Sequence[Any]) -> Any:
     """``script`` by EVALSHA (one round trip); on NOSCRIPT (a restarted or other server) it is
     loaded and run again, which is safe: it did not run. What ``Script.__call__`` does, minus
-    its per-call pipeline check."""
+    its per-call pipeline check, sent by :func:`~service.store.client.execute`."""
     try:
-        return client.execute_command(  # type: ignore[no-untyped-call]
-            "EVALSHA", script.current.sha, len(keys), *keys, *args)
+        return execute(client, "EVALSHA", script.current.sha, len(keys), *keys, *args)
     except NoScriptError:
         _load(client, script)
-        return client.execute_command(  # type: ignore[no-untyped-call]
-            "EVALSHA", script.current.sha, len(keys), *keys, *args)
+        return execute(client, "EVALSHA", script.current.sha, len(keys), *keys, *args)

@@ -34,7 +34,7 @@ from service.store import (
     game_keys,
     make_client,
 )
-from service.store.client import PACKER
+from service.store.client import PACKER, execute
 from service.store.redis_store import _translated
 from tests.support.redis_servers import running
 
@@ -45,7 +45,7 @@ def all_keys(client: redis.Redis, store: GameStore, game_id: str) -> list[bytes]
     return sorted(client.scan_iter(match=store.keys(game_id).pattern, count=1000))
 
 
-def command(client: redis.Redis, *args: str) -> Any:
+def command(client: redis.Redis, *args: Any) -> Any:
     return client.execute_command(*args)  # type: ignore[no-untyped-call]
 
 
@@ -551,6 +551,79 @@ def test_a_client_packs_with_the_packer(redis_url: str) -> None:
             client.connection_pool.release(connection)
     finally:
         client.close()
+
+
+# --- sending commands ----------------------------------------------------------------------
+
+
+def _refused(*_args: Any, **_options: Any) -> Any:
+    raise AssertionError("sent through Redis.execute_command")
+
+
+def test_execute_answers_as_execute_command(redis_url: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's direct sending answers what redis-py's ``execute_command`` answers, raises
+    the same errors, and leaves its connection in the pool for the next command."""
+    client, reference = make_client(redis_url), make_client(redis_url)
+    script = "return {1, {2, 'x'}, ARGV[1], redis.call('SET', KEYS[1], ARGV[1])['ok']}"
+    sha = command(reference, "SCRIPT", "LOAD", script)
+    monkeypatch.setattr(client, "execute_command", _refused)
+    answered: list[tuple[Any, ...]] = [
+        ("PING",), ("SET", "direct", "v\u00e9"), ("GET", "direct"),
+        ("EVALSHA", sha, 1, "direct", b"\x00\xff"), ("GET", "missing")]
+    refused: list[tuple[tuple[Any, ...], type[Exception]]] = [
+        (("EVALSHA", "0" * 40, 0), redis.exceptions.NoScriptError),
+        (("EVAL", "return redis.error_reply('MINE no')", 0), redis.exceptions.ResponseError),
+        (("NOSUCHCOMMAND",), redis.exceptions.ResponseError)]
+    try:
+        for args in answered:
+            assert execute(client, *args) == command(reference, *args)
+        for args, error in refused:
+            with pytest.raises(error) as direct:
+                execute(client, *args)
+            with pytest.raises(error) as sent:
+                command(reference, *args)
+            assert type(direct.value) is type(sent.value)
+            assert str(direct.value) == str(sent.value)
+        pool = client.connection_pool
+        assert len(pool._in_use_connections) == 0 and len(pool._available_connections) == 1
+    finally:
+        client.close()
+        reference.close()
+
+
+def test_execute_drops_a_connection_whose_answer_did_not_come(redis_url: str) -> None:
+    """A command whose answer is late past the socket's timeout raises TimeoutError and its
+    connection is dropped: the late answer is never read as the next command's."""
+    client = make_client(redis_url, socket_timeout=0.2)
+    try:
+        with pytest.raises(redis.exceptions.TimeoutError):
+            execute(client, "EVAL", "local t = redis.call('TIME') "
+                    "while true do local n = redis.call('TIME') "
+                    "if (n[1] - t[1]) * 1000000 + n[2] - t[2] > 400000 then break end end "
+                    "return 'late'", 0)
+        idle = client.connection_pool._available_connections
+        assert len(idle) == 1 and idle[0]._sock is None  # back in the pool, disconnected
+        time.sleep(0.3)  # the script has ended and its answer would be waiting
+        assert execute(client, "ECHO", "mine") == b"mine"
+    finally:
+        client.close()
+
+
+def test_a_cluster_client_sends_by_execute_command() -> None:
+    """A Redis Cluster's command is routed by its client (``execute_command``), not sent on
+    a pooled connection: the direct way is for one server."""
+    calls: list[tuple[Any, ...]] = []
+
+    class Routed(redis.cluster.RedisCluster):
+        def __init__(self) -> None:  # no nodes: only execute_command is called
+            pass
+
+        def execute_command(self, *args: Any, **options: Any) -> Any:
+            calls.append(args)
+            return b"routed"
+
+    assert execute(Routed(), "GET", "k") == b"routed" and calls == [("GET", "k")]
 
 
 # --- faults (a server of the test's own) -------------------------------------------------------
