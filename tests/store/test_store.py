@@ -36,7 +36,7 @@ from service.store import (
 )
 from service.store.client import PACKER, execute
 from service.store.redis_store import _translated
-from tests.support.redis_servers import running
+from tests.support.redis_servers import borrowed, running
 
 # --- helpers -----------------------------------------------------------------------------------
 
@@ -490,11 +490,8 @@ def test_make_client_has_no_retries(redis_url: str) -> None:
         client.ping()
         retry = client.get_retry()
         assert retry is not None and retry.get_retries() == 0
-        conn = client.connection_pool.get_connection()
-        try:
+        with borrowed(client.connection_pool) as conn:
             assert conn.retry.get_retries() == 0
-        finally:
-            client.connection_pool.release(conn)
     finally:
         client.close()
 
@@ -544,11 +541,8 @@ def test_a_client_packs_with_the_packer(redis_url: str) -> None:
     client = make_client(redis_url)
     try:
         assert client.set("packed", "v\u00e9") and client.get("packed") == "v\u00e9".encode()
-        connection = client.connection_pool.get_connection()
-        try:
+        with borrowed(client.connection_pool) as connection:
             assert connection._command_packer is PACKER
-        finally:
-            client.connection_pool.release(connection)
     finally:
         client.close()
 

@@ -1,11 +1,12 @@
 """redis-servers of one test alone (the session's is in tests/conftest.py), and what a
-test counts in a Redis."""
+test counts or looks at in a Redis."""
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
 
 import redis
+from redis.connection import ConnectionPool
 
 from service.redis_server import RedisServer
 
@@ -29,3 +30,13 @@ def key_count(redis_url: str) -> int:
         return len(client.keys("*"))
     finally:
         client.close()
+
+
+@contextlib.contextmanager
+def borrowed(pool: ConnectionPool) -> Iterator[redis.Connection]:
+    """A connection of ``pool`` for the block, to look at; released on leaving."""
+    connection = pool.get_connection()
+    try:
+        yield connection
+    finally:
+        pool.release(connection)

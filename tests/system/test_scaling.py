@@ -53,6 +53,7 @@ from tests.support.http_player import (
     log_entries,
 )
 from tests.support.redis_cluster import LocalCluster, LocalSentinel
+from tests.support.redis_servers import borrowed
 from tests.support.reliability import create_game, next_move
 from tests.support.serving import Server, descendants, plain_env, rummy_referee
 from tests.support.streams import Stream
@@ -745,12 +746,9 @@ def test_the_sentinel_client_never_resends_and_follows_the_primary(
         store.create("g", b"s0")
         assert store.commit("g", expected_version=0, state=b"s1", log_record=b"r1") == 1
         assert (store.load("g").version, store.ping()) == (1, True)
-        connection = pool.get_connection()
-        try:
+        with borrowed(pool) as connection:
             assert (connection.host, connection.port) == sentinel_group.primary_address()
             assert connection.retry.get_retries() == 0
-        finally:
-            pool.release(connection)
     finally:
         client.close()
 
@@ -817,11 +815,8 @@ def test_the_store_client_factory_builds_each_mode(
                  *(built[1].get_redis_connection(node).connection_pool
                    for node in built[1].get_nodes())]
         for pool in pools:
-            connection = pool.get_connection()
-            try:
+            with borrowed(pool) as connection:
                 assert connection._command_packer is PACKER
-            finally:
-                pool.release(connection)
     finally:
         for one in built:
             one.close()
