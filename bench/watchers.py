@@ -2,13 +2,11 @@
 
 One run, one stack (its own redis-server; the service under gunicorn's gevent worker, as
 docs/operations.md, "Live tables", recommends for streams; ``RUMMY_WORKER_CLASS=gthread``
-in the environment compares gthread): once every worker's hub has subscribed (a few
-streams opened and closed, as on a server that has served one), games are played by mover
-threads (draw, then discard a card of the hand the draw's answer shows) for ``seconds``
-with no watcher, then
-``cycles`` times: for as long again while a separate process holds ``N`` event streams on
-those games (4 per game, like the seats of a table), then, the streams closed, for as long
-again without them. The phases without come before, between and after those with the
+in the environment compares gthread): games are played by mover threads (draw, then discard
+a card of the hand the draw's answer shows) for ``seconds`` with no watcher, then ``cycles``
+times: for as long again while a separate process holds ``N`` event streams on those games
+(4 per game, like the seats of a table), then, the streams closed, for as long again
+without them. The phases without come before, between and after those with the
 watchers, so that a machine's drift during the run moves both sides alike. It reports the
 streams held and refused, every event delivered or not, the delivery latency (from the
 moment the move was sent, which is before its commit, to the last byte of its event on a
@@ -54,10 +52,6 @@ for it)."""
 _STAMP = struct.Struct("@ll")
 """The ``struct timespec`` of an ``SCM_TIMESTAMPNS`` message."""
 _STAMP_SPACE = socket.CMSG_SPACE(_STAMP.size)
-HUB_STREAMS = 32
-"""Streams opened and closed before the first phase, so that every worker's hub is
-subscribed in every phase (the kernel hands each connection to a worker at random: all 32
-to one of two workers happens once in two billion runs)."""
 CYCLES = 2
 """Phases with the watchers in a run, each between two without them (their streams opened
 anew for each): one phase's ratio moves by a few hundredths with the machine's drift."""
@@ -275,26 +269,6 @@ def _arrivals(chunks: list[tuple[int, float, bytes]], game_of: dict[int, str]
     return arrivals
 
 
-def _subscribe_hubs(port: int, game_id: str) -> None:
-    """Have every worker's hub subscribe, as a server's has once it has served a stream: a
-    hub subscribes at its worker's first stream and reads every commit's message from then
-    on, so without this the first phase alone would run without those reads."""
-    socks = []
-    try:
-        for _ in range(HUB_STREAMS):
-            sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-            socks.append(sock)
-            sock.sendall(_stream_request(game_id, 0))
-        for sock in socks:
-            data = bytearray()
-            _read_opening(sock, data)
-            if not _opened(data):
-                raise RuntimeError(f"a stream of the hubs' warming failed: {bytes(data)!r}")
-    finally:
-        for sock in socks:
-            sock.close()
-
-
 def _service(pid: int) -> dict[str, int]:
     """Resident memory (KiB) and threads of the gunicorn master and its workers."""
     rss = threads = 0
@@ -406,7 +380,6 @@ def run(watchers: int, seconds: float, workers: int | None, cycles: int = CYCLES
             tables = [Table(conn) for _ in range(max(MOVERS, watchers // WATCHERS_PER_GAME))]
             conn.close()
             idle = _service(stack.server_pid)
-            _subscribe_hubs(stack.port, tables[0].game_id)
             _settle(stack.server_pid)
             groups = {"service": stack.server_pid, "redis": stack.redis.pid or 0,
                       "movers": os.getpid()}

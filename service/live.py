@@ -1,23 +1,30 @@
 """Watchers of games woken by the commits that change them (docs/operations.md, "Live
 tables").
 
-Every commit publishes ``<game id> <version> <log record>`` on the store's channel
-(``<namespace>:moved``, from the commit script itself, so no move can commit unannounced).
-Each worker process holds one :class:`Hub`: one pub/sub connection to Redis, read by one
-thread of its own, which wakes the local watchers of the game named (an open event stream,
-a waiting long poll) and hands them the record, decoded once. A stream sends the records it
-was handed, and reads Redis only for what it was not (at its start, after a gap); a long
-poll reads the view again when woken. Nothing reads Redis on a timer. Classic pub/sub
-reaches every subscriber of the Redis, every node of a Redis Cluster included, so a move
-committed through any server wakes its watchers on all of them.
+Every commit publishes ``<game id> <version> <log record>`` on its game's channel
+(``<namespace>:{<game id>}:moved``, from the commit script itself, so no move can commit
+unannounced). Each worker process holds one :class:`Hub`: one pub/sub connection to Redis,
+read by one thread of its own, subscribed to the channels of the games watched in the
+process (an open event stream, a waiting long poll) and to no other, so Redis sends a
+worker only the messages of its own watchers' games: a worker's share of the pub/sub
+traffic follows what it watches, not every commit of every server. The hub subscribes to
+a game's channel when the game's first watcher in the process comes, unsubscribes a little
+after its last one goes (:data:`LINGER_SECONDS`: a long poll's client comes back at once),
+and hands each message's record, decoded once, to the game's watchers. A stream sends the
+records it was handed, and reads Redis only for what it was not (at its start, after a
+gap); a long poll reads the view again when woken. Nothing reads Redis on a timer. Classic
+pub/sub reaches every subscriber of the Redis, every node of a Redis Cluster included, so
+a move committed through any server wakes its watchers on all of them.
 
 Under gunicorn's gevent worker, whose monkey-patching makes threads and their events
 cooperative, the hub's thread is a greenlet and a watcher costs an :class:`threading.Event`
 (a gevent one) and no OS thread; under gthread a watcher still holds the request's thread.
 
-A message lost while the hub was not subscribed (Redis restarting, a failover) would leave a
-watcher asleep: so whenever the hub (re)subscribes, it wakes every watcher, which reads what
-it missed.
+A watcher is registered before it first reads its game, and a message published before its
+game's subscription took effect would not reach it: so the hub wakes a game's watchers when
+Redis confirms the game's subscription, and they read what was committed before. Whenever
+the hub loses its connection (Redis restarting, a failover) it wakes every watcher, which
+reads what it missed, and subscribes again to every game watched.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from types import FrameType
@@ -52,6 +60,14 @@ dropped, and the watcher reads them from Redis)."""
 
 RETRY_SECONDS = 1.0
 """How long the hub waits before it subscribes again after losing its connection."""
+
+LINGER_SECONDS = 10.0
+"""How long the hub stays subscribed to a game after its last watcher here went: a client
+that long-polls a game comes back at once, and finds the subscription there (no
+subscribing again, no wake for it, no read more)."""
+
+MAX_LINGERING = 1024
+"""The most games a hub stays subscribed to with no watcher (beyond: the oldest go)."""
 
 _HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
 
@@ -202,17 +218,31 @@ class Closings:
 
 
 class Hub:
-    """The watchers of this process and the one subscription that wakes them."""
+    """The watchers of this process and the one subscription that wakes them: to the
+    channels of the games they watch (``channel_of`` names a game's)."""
 
-    def __init__(self, client: StoreClient, channel: str) -> None:
+    def __init__(self, client: StoreClient, channel_of: Callable[[str], str]) -> None:
         self._client = client
-        self._channel = channel
+        self._channel_of = channel_of
         self._lock = threading.Lock()
+        """Guards the watchers, the channels and every command sent on the connection."""
         self._watchers: dict[str, set[Watch]] = {}
+        self._channels: dict[str, bytes] = {}
+        """The channel of each game subscribed to: those watched here, and those lingering."""
+        self._games: dict[bytes, str] = {}
+        """The game of each channel subscribed to."""
+        self._lingering: collections.OrderedDict[str, float] = collections.OrderedDict()
+        """The games subscribed to with no watcher here, each with the time (monotonic)
+        their subscription ends, the soonest first."""
+        self.linger_seconds = LINGER_SECONDS
+        self._connection: Any = None
+        """The subscription's connection while the hub reads it (else None: the games
+        watched meanwhile are subscribed to when it connects again)."""
         self._pid: int | None = None
         self.stopping = False
         """Set by :func:`stop_all` (the worker was told to stop): streams end, waits end."""
         self.subscribed = threading.Event()
+        """Set while the hub's connection is up and read."""
         self._closing = Closings()
         _HUBS.add(self)
 
@@ -221,16 +251,32 @@ class Hub:
         with self._lock:
             return sum(len(w) for w in self._watchers.values())
 
+    @property
+    def games(self) -> int:
+        """The games the hub is subscribed to: those watched here, and those lingering."""
+        with self._lock:
+            return len(self._channels)
+
     @contextlib.contextmanager
     def watch(self, game_id: str, sock: socket.socket | None = None) -> Iterator[Watch]:
         """A :class:`Watch` of ``game_id`` for the ``with`` block (registered before the
-        block starts: read the game after entering it, then wait). With ``sock`` (the
-        client's connection) it is also woken when the client closes its end: the
-        watcher then finds its client gone, without a poll of its own."""
+        block starts: read the game after entering it, then wait; where the game was not
+        subscribed to yet, it is woken once its subscription takes effect, to read what
+        came before). With ``sock`` (the client's connection) it is also woken when the
+        client closes its end: the watcher then finds its client gone, without a poll of
+        its own."""
         self._start()
         watch = Watch(game_id)
         with self._lock:
-            self._watchers.setdefault(game_id, set()).add(watch)
+            self._unsubscribe_lingering()
+            watchers = self._watchers.get(game_id)
+            if watchers is None:
+                watchers = self._watchers[game_id] = set()
+                if self._lingering.pop(game_id, None) is None:  # else still subscribed
+                    channel = self._channels[game_id] = self._channel_of(game_id).encode()
+                    self._games[channel] = game_id
+                    self._send("SUBSCRIBE", channel)
+            watchers.add(watch)
         closing = self._closing.add(sock, watch) if sock is not None else None
         try:
             yield watch
@@ -243,11 +289,42 @@ class Hub:
                     watchers.discard(watch)
                     if not watchers:
                         del self._watchers[game_id]
+                        self._lingering[game_id] = time.monotonic() + self.linger_seconds
+                self._unsubscribe_lingering()
 
     def stop(self) -> None:
         """Wake every watcher for good: the process is stopping."""
         self.stopping = True
         self._wake_all()
+
+    def _unsubscribe_lingering(self) -> None:
+        """Unsubscribe from the lingering games whose time is up, and from the oldest beyond
+        :data:`MAX_LINGERING` (with the lock held)."""
+        now = time.monotonic()
+        channels = []
+        while self._lingering:
+            game_id, until = next(iter(self._lingering.items()))
+            if until > now and len(self._lingering) <= MAX_LINGERING:
+                break
+            del self._lingering[game_id]
+            channel = self._channels.pop(game_id)
+            del self._games[channel]
+            channels.append(channel)
+        if channels:
+            self._send("UNSUBSCRIBE", *channels)
+
+    def _send(self, command: str, *channels: bytes) -> None:
+        """Send ``command`` for ``channels`` on the subscription's connection, if it is up
+        (with the lock held: one command at a time, in the order of the watchers' comings
+        and goings). Its reply comes to the reading thread. A connection that fails here is
+        dropped (redis-py closes it), so the reader meets the failure and connects again."""
+        connection = self._connection
+        if connection is None:
+            return
+        try:
+            connection.send_command(command, *channels, check_health=False)
+        except (RedisError, OSError):
+            self._connection = None
 
     def _start(self) -> None:
         """Start the subscriber in this process (once; again in a forked child)."""
@@ -258,13 +335,19 @@ class Hub:
                 return
             self._pid = os.getpid()
             self._watchers.clear()  # a forked child's copies wait on nothing
+            self._channels.clear()
+            self._games.clear()
+            self._lingering.clear()
+            self._connection = None
         threading.Thread(target=self._run, name="live-hub", daemon=True).start()
 
     def _wake(self, game_id: str, version: str, record: bytes) -> None:
         with self._lock:
             watchers = list(self._watchers.get(game_id, ()))
+            if not watchers:  # a lingering game's: its subscription may be up
+                self._unsubscribe_lingering()
         if not watchers:
-            return  # a game nobody here watches costs a dictionary lookup
+            return
         entry: Announced | None = None
         with contextlib.suppress(ValueError):
             entry = (int(version), orjson.loads(record), {})  # once for every watcher
@@ -282,15 +365,24 @@ class Hub:
             pubsub: Any = None
             try:
                 pubsub = self._client.pubsub()
-                pubsub.subscribe(self._channel)
-                # the subscription's replies read off its connection as they come: the
-                # whole of PubSub.get_message (its health check, retry wrapper, timing and
-                # message dictionary) cost a worker 22 µs more a message, and every worker
-                # reads every commit's message (bench/README.md, "Live tables")
-                read = pubsub.connection.read_response
+                # opens the connection (a Redis Cluster's: any node, classic pub/sub reaches
+                # them all); its PONG tells the hub it reads the connection
+                pubsub.execute_command("PING")
+                connection = pubsub.connection
+                with self._lock:
+                    self._connection = connection
+                    if self._games:
+                        self._send("SUBSCRIBE", *self._games)
+                # the replies read off the connection as they come: the whole of
+                # PubSub.get_message (its health check, retry wrapper, timing and message
+                # dictionary) cost a worker 22 µs more a message (bench/README.md, "Live
+                # tables")
+                read = connection.read_response
                 while not self.stopping:
                     self._handle(read(disconnect_on_error=False, timeout=None))
             except (RedisError, OSError) as exc:
+                with self._lock:
+                    self._connection = None
                 self.subscribed.clear()
                 _log.warning("live hub: lost its subscription (%s); subscribing again", exc)
                 self._wake_all()  # they read what they may have missed, then wait again
@@ -301,19 +393,25 @@ class Hub:
                         pubsub.close()
 
     def _handle(self, reply: Any) -> None:
-        """A reply of the subscription (RESP2: ``[kind, channel, data]``)."""
+        """A reply on the subscription's connection (RESP2: ``[kind, channel, data]``, and
+        the ``PONG`` of the ``PING`` that opened it)."""
         if not isinstance(reply, list) or len(reply) != 3:
+            if reply == b"PONG":
+                self.subscribed.set()
             return
-        kind, _, data = reply
-        if kind == b"subscribe":
-            self.subscribed.set()
-            self._wake_all()  # what was committed before the subscription counted
-        elif kind == b"message":
+        kind, channel, data = reply
+        if kind == b"message":
             raw = data if isinstance(data, bytes) else str(data).encode()
             game_id, _, rest = raw.partition(b" ")
             version, _, record = rest.partition(b" ")
             self._wake(game_id.decode("utf-8", "replace"), version.decode("ascii", "replace"),
                        record)
+        elif kind == b"subscribe":
+            with self._lock:
+                game = self._games.get(channel)
+                watchers = [] if game is None else list(self._watchers.get(game, ()))
+            for watch in watchers:  # what was committed before the subscription counted
+                watch.wake()
 
 
 def green() -> bool:

@@ -17,8 +17,8 @@ to one Redis Cluster slot and a Lua script may touch them together.
                               version (``<version>:<value>``), expiring with the game
 ``{ns}:alias:<name>``          STRING  the game id a name (a join code) stands for
 ``{ns}:ticket:<ticket>``       STRING  what a stream ticket stands for (one use, 60 s)
-``{ns}:moved``                 pub/sub channel: ``<game id> <version> <log record>`` at
-                              every commit
+``{ns}:{{game_id}}:moved``     pub/sub channel: ``<game id> <version> <log record>`` at
+                              every commit of the game
 """
 
 from __future__ import annotations
@@ -96,10 +96,11 @@ def game_keys(game_id: str, namespace: str = DEFAULT_NAMESPACE) -> GameKeys:
     return GameKeys(f"{namespace}:{{{game_id}}}")
 
 
-def moved_channel(namespace: str = DEFAULT_NAMESPACE) -> str:
-    """The pub/sub channel every commit of the namespace publishes ``<game id> <version>
-    <log record>`` on (the commit script names it so too)."""
-    return f"{namespace}:moved"
+def moved_channel(game_id: str, namespace: str = DEFAULT_NAMESPACE) -> str:
+    """The pub/sub channel every commit of the game publishes ``<game id> <version> <log
+    record>`` on (the commit script names it so too): one channel a game, so that Redis
+    sends a commit's message only to the servers watching that game."""
+    return f"{game_keys(game_id, namespace).prefix}:moved"
 
 
 def ticket_key(ticket: str, namespace: str = DEFAULT_NAMESPACE) -> str:

@@ -395,10 +395,10 @@ class GameStore:
                 counted=counted,
             )
 
-    @property
-    def moved_channel(self) -> str:
-        """The channel every commit publishes ``<game id> <version> <log record>`` on."""
-        return moved_channel(self._namespace)
+    def moved_channel(self, game_id: str) -> str:
+        """The channel every commit of the game publishes ``<game id> <version> <log
+        record>`` on."""
+        return moved_channel(game_id, self._namespace)
 
     def keep_ticket(self, ticket: str, value: bytes, seconds: int) -> None:
         """Keep ``value`` under stream ticket ``ticket`` for ``seconds``."""

@@ -7,7 +7,7 @@ script touches is declared in KEYS. Idempotency records live in the game's hash 
 commit costs the same however long the game. A record holds its expiry (``e<ms>:``, see
 records.py): an expired one counts as none, is written over when its scope is used again,
 and each commit drops up to two expired ones, oldest first. A commit publishes the game's
-new version and its log record on the namespace's channel (``<namespace>:moved``,
+new version and its log record on the game's channel (``<namespace>:{<game id>}:moved``,
 :mod:`service.live`).
 
 Every script writes, and none may write while Redis is out of memory: each is sent with
@@ -139,10 +139,11 @@ end
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
 redis.call('EXPIRE', KEYS[4], ttl)  -- a no-op for a game with nothing archived
--- the game's watchers, on every server sharing this Redis (a Cluster passes it to every
--- node): '<game id> <version> <log record>' on '<namespace>:moved' (service.live)
-local ns, game = string.match(KEYS[1], '^(.*):{(.*)}:game$')
-redis.call('PUBLISH', ns .. ':moved', game .. ' ' .. v .. ' ' .. ARGV[3])
+-- the game's watchers, on every server sharing this Redis that watches the game (a
+-- Cluster passes it to every node): '<game id> <version> <log record>' on the game's
+-- channel '<namespace>:{<game id>}:moved' (service.live)
+local prefix, game = string.match(KEYS[1], '^(.*:{(.*)}):game$')
+redis.call('PUBLISH', prefix .. ':moved', game .. ' ' .. v .. ' ' .. ARGV[3])
 return {0, counts, v}
 """
 

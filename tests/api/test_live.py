@@ -11,12 +11,13 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from random import Random
 from typing import Any
 
 import orjson
 import pytest
+import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -402,13 +403,127 @@ def test_a_hub_wakes_only_its_games_watchers(redis_url: str, live_app: Flask) ->
     hub: Hub = live_app.extensions["live"]
     game, other = _game(live_app.test_client()), _game(live_app.test_client())
     with hub.watch(game.game_id) as watched, hub.watch(other.game_id) as idle:
-        assert hub.subscribed.wait(10)
-        watched.wait(0)
-        idle.wait(0)  # the wakes of subscribing used up
+        assert watched.wait(10) and idle.wait(10)  # woken as each game's subscription holds
+        assert hub.subscribed.is_set()
         _move(live_app.test_client(), game)
         assert watched.wait(30)
+        assert [version for version, _, _ in watched.take()] == [1]
         assert not idle.wait(0.2)
     assert hub.watchers == 0
+
+
+def _subscribers(redis_url: str, channel: str) -> int:
+    with contextlib.closing(redis.Redis.from_url(redis_url)) as client:
+        return int(dict(client.pubsub_numsub(channel))[channel.encode()])
+
+
+def _until(check: Callable[[], bool], seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_hub_subscribes_to_the_games_watched_here_and_to_no_other(
+        redis_url: str, live_app: Flask) -> None:
+    """Redis sends a worker the commits of the games it watches only: one subscription a
+    game however many watch it here, from its first watcher's coming to its last one's
+    going; a commit of another game is published to nobody."""
+    hub: Hub = live_app.extensions["live"]
+    hub.linger_seconds = 0.0
+    store: GameStore = live_app.extensions["referee"].store
+    game, other = _game(live_app.test_client()), _game(live_app.test_client())
+    channel, other_channel = store.moved_channel(game.game_id), store.moved_channel(
+        other.game_id)
+    assert channel != other_channel and game.game_id in channel
+    with hub.watch(game.game_id) as first, hub.watch(game.game_id) as second:
+        assert first.wait(10) and second.wait(10)
+        assert _subscribers(redis_url, channel) == 1 and hub.games == 1
+        assert _subscribers(redis_url, other_channel) == 0
+        _move(live_app.test_client(), other)  # announced to nobody
+        _move(live_app.test_client(), game)
+        assert first.wait(30) and second.wait(30)
+        assert [v for v, _, _ in first.take()] == [v for v, _, _ in second.take()] == [1]
+    assert hub.games == 0
+    assert _until(lambda: _subscribers(redis_url, channel) == 0)
+
+
+def test_a_hub_stays_subscribed_a_little_after_a_games_last_watcher_goes(
+        redis_url: str, live_app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long poll's client comes back at once: its game is still subscribed to, so the
+    new watcher is not woken to read again for a subscription taking effect. The
+    subscription ends once its time is up, or when more games linger than the bound."""
+    hub: Hub = live_app.extensions["live"]
+    hub.linger_seconds = 0.5
+    store: GameStore = live_app.extensions["referee"].store
+    game, other, third = (_game(live_app.test_client()) for _ in range(3))
+    channel = store.moved_channel(game.game_id)
+    with hub.watch(game.game_id) as watch:
+        assert watch.wait(10)
+    assert hub.games == 1 and _subscribers(redis_url, channel) == 1
+    with hub.watch(game.game_id) as again:
+        assert not again.wait(0.2)  # no subscription to wait for
+        _move(live_app.test_client(), game)
+        assert _announced(again) == [1]
+    time.sleep(0.6)
+    with hub.watch(other.game_id) as watch:  # the next coming or going ends what is due
+        assert _until(lambda: _subscribers(redis_url, channel) == 0)
+        assert hub.games == 1
+        assert watch.wait(10)
+    monkeypatch.setattr("service.live.MAX_LINGERING", 1)
+    hub.linger_seconds = 60.0
+    with hub.watch(third.game_id) as watch:
+        assert watch.wait(10)
+    assert hub.games == 1  # the oldest lingering game went when the bound was passed
+    assert _until(lambda: _subscribers(redis_url, store.moved_channel(other.game_id)) == 0)
+    assert _subscribers(redis_url, store.moved_channel(third.game_id)) == 1
+
+
+def test_a_commit_announces_itself_on_its_games_channel(redis_url: str, live_app: Flask
+                                                        ) -> None:
+    store: GameStore = live_app.extensions["referee"].store
+    game = _game(live_app.test_client())
+    with contextlib.closing(redis.Redis.from_url(redis_url).pubsub()) as pubsub:
+        pubsub.subscribe(store.moved_channel(game.game_id))
+        assert pubsub.get_message(timeout=10)["type"] == "subscribe"
+        _move(live_app.test_client(), game)
+        message = pubsub.get_message(timeout=10)
+    assert message is not None and message["type"] == "message"
+    game_id, version, record = message["data"].split(b" ", 2)
+    assert (game_id.decode(), int(version)) == (game.game_id, 1)
+    assert orjson.loads(record)["version"] == 1
+
+
+def test_a_hub_that_loses_its_connection_wakes_its_watchers_and_subscribes_again(
+        redis_url: str, live_app: Flask) -> None:
+    hub: Hub = live_app.extensions["live"]
+    store: GameStore = live_app.extensions["referee"].store
+    game, later = _game(live_app.test_client()), _game(live_app.test_client())
+    with hub.watch(game.game_id) as watch:
+        assert watch.wait(10)
+        with contextlib.closing(redis.Redis.from_url(redis_url)) as client:
+            assert client.client_kill_filter(_type="pubsub") >= 1
+        assert watch.wait(10)  # to read what it may have missed
+        with hub.watch(later.game_id) as later_watch:  # watched while it is away, perhaps
+            assert _until(lambda: hub.subscribed.is_set()
+                          and _subscribers(redis_url, store.moved_channel(game.game_id)) == 1
+                          and _subscribers(redis_url, store.moved_channel(later.game_id)) == 1)
+            _move(live_app.test_client(), game)
+            _move(live_app.test_client(), later)
+            assert _announced(watch) == _announced(later_watch) == [1]
+
+
+def _announced(watch: Watch, seconds: float = 30) -> list[int]:
+    """The versions announced to ``watch`` until one is (the wakes without one, of a
+    subscription taking effect, passed over)."""
+    deadline = time.monotonic() + seconds
+    while watch.wait(deadline - time.monotonic()):
+        versions = [version for version, _, _ in watch.take()]
+        if versions:
+            return versions
+    return []
 
 
 def test_unsent_counts_what_the_client_has_not_read() -> None:
