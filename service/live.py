@@ -317,7 +317,8 @@ class Hub:
         """Send ``command`` for ``channels`` on the subscription's connection, if it is up
         (with the lock held: one command at a time, in the order of the watchers' comings
         and goings). Its reply comes to the reading thread. A connection that fails here is
-        dropped (redis-py closes it), so the reader meets the failure and connects again."""
+        closed, so the reader meets the failure, connects again and subscribes to every
+        game then watched."""
         connection = self._connection
         if connection is None:
             return
@@ -325,6 +326,8 @@ class Hub:
             connection.send_command(command, *channels, check_health=False)
         except (RedisError, OSError):
             self._connection = None
+            with contextlib.suppress(RedisError, OSError):
+                connection.disconnect()
 
     def _start(self) -> None:
         """Start the subscriber in this process (once; again in a forked child)."""
@@ -380,11 +383,15 @@ class Hub:
                 read = connection.read_response
                 while not self.stopping:
                     self._handle(read(disconnect_on_error=False, timeout=None))
-            except (RedisError, OSError) as exc:
+            except Exception as exc:  # the hub's thread must not end
+                # a lost connection; or one a watcher's send dropped (redis-py closes it)
+                # while this thread was reading it, which redis-py's reader may meet as
+                # another error than a ConnectionError
                 with self._lock:
                     self._connection = None
                 self.subscribed.clear()
-                _log.warning("live hub: lost its subscription (%s); subscribing again", exc)
+                _log.warning("live hub: lost its subscription (%s); subscribing again", exc,
+                             exc_info=not isinstance(exc, RedisError | OSError))
                 self._wake_all()  # they read what they may have missed, then wait again
                 threading.Event().wait(RETRY_SECONDS)
             finally:

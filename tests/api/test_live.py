@@ -515,6 +515,31 @@ def test_a_hub_that_loses_its_connection_wakes_its_watchers_and_subscribes_again
             assert _announced(watch) == _announced(later_watch) == [1]
 
 
+def test_a_hub_whose_subscribing_fails_connects_again_and_subscribes(
+        redis_url: str, live_app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watcher's SUBSCRIBE that cannot be sent closes the connection: the hub's reading
+    thread meets it, connects again and subscribes to every game watched."""
+    hub: Hub = live_app.extensions["live"]
+    store: GameStore = live_app.extensions["referee"].store
+    first, game = _game(live_app.test_client()), _game(live_app.test_client())
+    with hub.watch(first.game_id) as watch:
+        assert watch.wait(10)
+        connection: Any = hub._connection
+        assert connection is not None
+        sent = connection.send_command
+
+        def failing(*args: Any, **kwargs: Any) -> None:
+            monkeypatch.setattr(connection, "send_command", sent)  # once
+            raise redis.ConnectionError("the socket failed")
+
+        monkeypatch.setattr(connection, "send_command", failing)
+        with hub.watch(game.game_id) as later:
+            assert _until(lambda: _subscribers(redis_url, store.moved_channel(game.game_id))
+                          == 1)
+            _move(live_app.test_client(), game)
+            assert _announced(later) == [1]
+
+
 def _announced(watch: Watch, seconds: float = 30) -> list[int]:
     """The versions announced to ``watch`` until one is (the wakes without one, of a
     subscription taking effect, passed over)."""
