@@ -271,11 +271,12 @@ class Hub:
             self._unsubscribe_lingering()
             watchers = self._watchers.get(game_id)
             if watchers is None:
-                watchers = self._watchers[game_id] = set()
                 if self._lingering.pop(game_id, None) is None:  # else still subscribed
-                    channel = self._channels[game_id] = self._channel_of(game_id).encode()
+                    channel = self._channel_of(game_id).encode()  # first: it may refuse
+                    self._channels[game_id] = channel
                     self._games[channel] = game_id
                     self._send("SUBSCRIBE", channel)
+                watchers = self._watchers[game_id] = set()
             watchers.add(watch)
         closing = self._closing.add(sock, watch) if sock is not None else None
         try:

@@ -481,6 +481,19 @@ def test_a_hub_stays_subscribed_a_little_after_a_games_last_watcher_goes(
     assert _subscribers(redis_url, store.moved_channel(third.game_id)) == 1
 
 
+def test_a_game_id_that_names_no_channel_is_refused_and_leaves_nothing(
+        live_app: Flask) -> None:
+    hub: Hub = live_app.extensions["live"]
+    for _ in range(2):  # and again: nothing was left of the first
+        with pytest.raises(ValueError), hub.watch("a{b}"):
+            pass
+    assert (hub.games, hub.watchers) == (0, 0)
+    game = _game(live_app.test_client())
+    with hub.watch(game.game_id) as watch:
+        assert watch.wait(10)
+        assert (hub.games, hub.watchers) == (1, 1)
+
+
 def test_a_commit_announces_itself_on_its_games_channel(redis_url: str, live_app: Flask
                                                         ) -> None:
     store: GameStore = live_app.extensions["referee"].store
