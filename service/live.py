@@ -227,10 +227,9 @@ class Hub:
         self._lock = threading.Lock()
         """Guards the watchers, the channels and every command sent on the connection."""
         self._watchers: dict[str, set[Watch]] = {}
-        self._channels: dict[str, bytes] = {}
-        """The channel of each game subscribed to: those watched here, and those lingering."""
         self._games: dict[bytes, str] = {}
-        """The game of each channel subscribed to."""
+        """The game of each channel subscribed to: those watched here, and those
+        lingering."""
         self._lingering: collections.OrderedDict[str, float] = collections.OrderedDict()
         """The games subscribed to with no watcher here, each with the time (monotonic)
         their subscription ends, the soonest first."""
@@ -255,7 +254,7 @@ class Hub:
     def games(self) -> int:
         """The games the hub is subscribed to: those watched here, and those lingering."""
         with self._lock:
-            return len(self._channels)
+            return len(self._games)
 
     @contextlib.contextmanager
     def watch(self, game_id: str, sock: socket.socket | None = None) -> Iterator[Watch]:
@@ -273,7 +272,6 @@ class Hub:
             if watchers is None:
                 if self._lingering.pop(game_id, None) is None:  # else still subscribed
                     channel = self._channel_of(game_id).encode()  # first: it may refuse
-                    self._channels[game_id] = channel
                     self._games[channel] = game_id
                     self._send("SUBSCRIBE", channel)
                 watchers = self._watchers[game_id] = set()
@@ -308,7 +306,7 @@ class Hub:
             if until > now and len(self._lingering) <= MAX_LINGERING:
                 break
             del self._lingering[game_id]
-            channel = self._channels.pop(game_id)
+            channel = self._channel_of(game_id).encode()
             del self._games[channel]
             channels.append(channel)
         if channels:
@@ -339,7 +337,6 @@ class Hub:
                 return
             self._pid = os.getpid()
             self._watchers.clear()  # a forked child's copies wait on nothing
-            self._channels.clear()
             self._games.clear()
             self._lingering.clear()
             self._connection = None
@@ -350,8 +347,7 @@ class Hub:
             watchers = list(self._watchers.get(game_id, ()))
             if not watchers:  # a lingering game's: its subscription may be up
                 self._unsubscribe_lingering()
-        if not watchers:
-            return
+                return
         entry: Announced | None = None
         with contextlib.suppress(ValueError):
             entry = (int(version), orjson.loads(record), {})  # once for every watcher
