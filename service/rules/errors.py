@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 
+from mypy_extensions import mypyc_attr
+
 from service.rules.rule_ids import RuleId
 
 
@@ -29,6 +31,9 @@ def _same(template: str) -> str:
     return template
 
 
+# The HTTP layer subclasses it (service.api.i18n.FieldMessage): compiled (setup.py), a
+# native class makes no instance of a subclass outside the compile unless marked so.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Message:
     """An English template (``str.format`` syntax, marked with :func:`N_`) and its
     parameters; ``str()`` is the English text. A parameter may itself be a Message, which is

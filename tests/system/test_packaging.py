@@ -7,11 +7,13 @@ there is no REDIS_URL, its own redis-server), checked through /proc.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib
 import json
 import os
 import re
+import runpy
 import shutil
 import signal
 import subprocess
@@ -163,6 +165,69 @@ def test_the_rules_engine_runs_all_compiled_or_all_from_its_sources() -> None:
     files = {name: importlib.import_module(name).__file__ or "" for name in modules}
     interpreted = sorted(name for name, file in files.items() if file.endswith(".py"))
     assert interpreted in (modules, ["service.rules.verify"]), files
+
+
+def _engine_classes_allowing_subclasses(rules: Path, compiled: list[Path]
+                                        ) -> dict[tuple[str, str], bool]:
+    """Every class the compile makes native, by (module, name): whether it is marked
+    ``@mypyc_attr(allow_interpreted_subclasses=True)``."""
+    classes = {}
+    for path in compiled:
+        module = ".".join(("service", "rules", *path.relative_to(rules).with_suffix("").parts))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                classes[module.removesuffix(".__init__"), node.name] = any(
+                    isinstance(d, ast.Call) and getattr(d.func, "id", "") == "mypyc_attr"
+                    and any(k.arg == "allow_interpreted_subclasses"
+                            and isinstance(k.value, ast.Constant) and k.value.value is True
+                            for k in d.keywords)
+                    for d in node.decorator_list)
+    return classes
+
+
+def _subclassed_bases(path: Path) -> list[tuple[str, str, str]]:
+    """The (module, name) of each base of each class in ``path`` that it imported from
+    ``service.rules`` by name (``from service.rules.x import Name``, or ``from
+    service.rules import x`` and ``x.Name``), with the subclass's name."""
+    tree = ast.parse(path.read_text())
+    names: dict[str, tuple[str, str]] = {}
+    modules: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("service.rules"):
+            for alias in node.names:
+                names[alias.asname or alias.name] = (node.module or "", alias.name)
+                modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id in names:
+                found.append((*names[base.id], node.name))
+            elif isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) \
+                    and base.value.id in modules:
+                found.append((modules[base.value.id], base.attr, node.name))
+    return found
+
+
+def test_interpreted_classes_subclass_only_engine_classes_that_allow_it() -> None:
+    """Compiled (``RUMMY_COMPILE=1``), a class of the engine is native, and mypyc refuses to
+    make an instance of an interpreted subclass of it ("interpreted classes cannot inherit
+    from compiled") unless the base is marked ``@mypyc_attr(allow_interpreted_subclasses=
+    True)``: a subclass outside the compile would answer 500 there while every test passes
+    on the engine's sources. Checked on the sources, so that the interpreted run sees it."""
+    rules = ROOT / "service" / "rules"
+    setup = runpy.run_path(str(ROOT / "setup.py"), run_name="setup_under_test")
+    compiled = setup["rules_sources"](rules)
+    allowed = _engine_classes_allowing_subclasses(rules, compiled)
+    interpreted = sorted(set((ROOT / "service").rglob("*.py")) - set(compiled))
+    subclassed = [(path.relative_to(ROOT).as_posix(), module, name, subclass)
+                  for path in interpreted for module, name, subclass in _subclassed_bases(path)]
+    assert any(name == "Message" for _, _, name, _ in subclassed)  # the check finds them
+    by_name = {name: allows for (_, name), allows in allowed.items()}  # a name re-exported
+    refused = [entry for entry in subclassed
+               if not allowed.get((entry[1], entry[2]), by_name.get(entry[2], True))]
+    assert refused == []
 
 
 # --- Dockerfile ------------------------------------------------------------------------------
