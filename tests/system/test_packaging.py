@@ -159,24 +159,25 @@ def test_the_rules_engine_runs_all_compiled_or_all_from_its_sources() -> None:
     ``service/rules`` and its subpackages but ``verify``, each extension optional, so a
     failed compile would leave part of the engine interpreted without a word. Whichever way
     it was installed, the engine under test is one or the other, never a mix."""
-    rules = ROOT / "service" / "rules"
-    modules = sorted(".".join(("service", "rules", *p.relative_to(rules).with_suffix("").parts))
-                     .removesuffix(".__init__") for p in rules.rglob("*.py"))
+    modules = sorted(_module_name(p) for p in (ROOT / "service" / "rules").rglob("*.py"))
     files = {name: importlib.import_module(name).__file__ or "" for name in modules}
     interpreted = sorted(name for name, file in files.items() if file.endswith(".py"))
     assert interpreted in (modules, ["service.rules.verify"]), files
 
 
-def _engine_classes_allowing_subclasses(rules: Path, compiled: list[Path]
-                                        ) -> dict[tuple[str, str], bool]:
+def _module_name(path: Path) -> str:
+    """The module a source of the project is imported as (a package's by its name)."""
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _engine_classes_allowing_subclasses(compiled: list[Path]) -> dict[tuple[str, str], bool]:
     """Every class the compile makes native, by (module, name): whether it is marked
     ``@mypyc_attr(allow_interpreted_subclasses=True)``."""
     classes = {}
     for path in compiled:
-        module = ".".join(("service", "rules", *path.relative_to(rules).with_suffix("").parts))
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef):
-                classes[module.removesuffix(".__init__"), node.name] = any(
+                classes[_module_name(path), node.name] = any(
                     isinstance(d, ast.Call) and getattr(d.func, "id", "") == "mypyc_attr"
                     and any(k.arg == "allow_interpreted_subclasses"
                             and isinstance(k.value, ast.Constant) and k.value.value is True
@@ -219,7 +220,7 @@ def test_interpreted_classes_subclass_only_engine_classes_that_allow_it() -> Non
     rules = ROOT / "service" / "rules"
     setup = runpy.run_path(str(ROOT / "setup.py"), run_name="setup_under_test")
     compiled = setup["rules_sources"](rules)
-    allowed = _engine_classes_allowing_subclasses(rules, compiled)
+    allowed = _engine_classes_allowing_subclasses(compiled)
     interpreted = sorted(set((ROOT / "service").rglob("*.py")) - set(compiled))
     subclassed = [(path.relative_to(ROOT).as_posix(), module, name, subclass)
                   for path in interpreted for module, name, subclass in _subclassed_bases(path)]
