@@ -30,6 +30,7 @@ import yaml
 
 from service.config import ConfigError, Settings, default_workers
 from service.redis_server import RedisServer
+from tests.support.modules import MODULES, module_name
 from tests.support.serving import Server, descendants, proc_stat
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,15 +160,10 @@ def test_the_rules_engine_runs_all_compiled_or_all_from_its_sources() -> None:
     ``service/rules`` and its subpackages but ``verify``, each extension optional, so a
     failed compile would leave part of the engine interpreted without a word. Whichever way
     it was installed, the engine under test is one or the other, never a mix."""
-    modules = sorted(_module_name(p) for p in (ROOT / "service" / "rules").rglob("*.py"))
+    modules = sorted(module_name(p) for p in MODULES)
     files = {name: importlib.import_module(name).__file__ or "" for name in modules}
     interpreted = sorted(name for name, file in files.items() if file.endswith(".py"))
     assert interpreted in (modules, ["service.rules.verify"]), files
-
-
-def _module_name(path: Path) -> str:
-    """The module a source of the project is imported as (a package's by its name)."""
-    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
 
 
 def _engine_classes_allowing_subclasses(compiled: list[Path]) -> dict[tuple[str, str], bool]:
@@ -177,7 +173,7 @@ def _engine_classes_allowing_subclasses(compiled: list[Path]) -> dict[tuple[str,
     for path in compiled:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef):
-                classes[_module_name(path), node.name] = any(
+                classes[module_name(path), node.name] = any(
                     isinstance(d, ast.Call) and getattr(d.func, "id", "") == "mypyc_attr"
                     and any(k.arg == "allow_interpreted_subclasses"
                             and isinstance(k.value, ast.Constant) and k.value.value is True
@@ -192,12 +188,11 @@ def _subclassed_bases(path: Path) -> list[tuple[str, str, str]]:
     service.rules import x`` and ``x.Name``), with the subclass's name."""
     tree = ast.parse(path.read_text())
     names: dict[str, tuple[str, str]] = {}
-    modules: dict[str, str] = {}
+    """Each name imported from service.rules: (its module, its name there)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("service.rules"):
             for alias in node.names:
                 names[alias.asname or alias.name] = (node.module or "", alias.name)
-                modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.ClassDef):
@@ -206,8 +201,8 @@ def _subclassed_bases(path: Path) -> list[tuple[str, str, str]]:
             if isinstance(base, ast.Name) and base.id in names:
                 found.append((*names[base.id], node.name))
             elif isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) \
-                    and base.value.id in modules:
-                found.append((modules[base.value.id], base.attr, node.name))
+                    and base.value.id in names:  # a module imported by name: its .Name
+                found.append((".".join(names[base.value.id]), base.attr, node.name))
     return found
 
 
