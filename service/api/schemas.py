@@ -976,8 +976,16 @@ class VariantListSchema(ma.Schema):
 
 
 class FieldErrorSchema(ma.Schema):
-    field = fields.String(required=True)
+    field = fields.String(required=True, metadata={
+        "description": "the bad field: a dotted path into the body (`melds.0.cards.2`), a "
+                       "query parameter, a header or a path parameter; `body` for the body "
+                       "as a whole"})
     message = fields.String(required=True)
+    value = fields.Raw(metadata={
+        "description": "the input at `field` as it was sent (absent for a field not sent, "
+                       "and never a credential: Authorization, X-API-Key, a ticket); a "
+                       "string longer than 200 characters, or a list or object whose JSON "
+                       "text is, is quoted as a string of its first 200 characters and `…`"})
 
 
 class ReasonSchema(ma.Schema):

@@ -838,17 +838,20 @@ def test_malformed_move_bodies_are_400(client: FlaskClient) -> None:
     assert game.snapshot() == before
 
 
-@pytest.mark.parametrize(("data", "field"), [
-    ('{"type": "discard", "card": "5H", "card": "KS"}', "card"),
-    ('{"type": "draw", "type": "discard", "source": "stock", "card": "KS"}', "type"),
+@pytest.mark.parametrize(("data", "field", "quoted"), [
+    ('{"type": "discard", "card": "5H", "card": "KS"}', "card", {"value": ["5H", "KS"]}),
+    ('{"type": "draw", "type": "discard", "source": "stock", "card": "KS"}', "type",
+     {"value": ["draw", "discard"]}),
     ('{"type": "meld", "melds": [{"cards": ["7H", "8H", "9H"], "cards": ["KS", "KH", "KD"]}]}',
-     "cards"),
+     "cards", {}),
 ])
 def test_a_key_given_twice_in_a_move_is_400_naming_it(client: FlaskClient, data: str,
-                                                      field: str) -> None:
+                                                      field: str, quoted: dict[str, Any]
+                                                      ) -> None:
     """RFC 8259 leaves an object with a key given twice to its reader: one reader keeps the
     first value, another the last, so a client and the referee could read different moves
-    from one body. It is refused, whichever way the body is read."""
+    from one body. It is refused, whichever way the body is read, quoting every value the
+    key was given (where it is a key of the body itself: the field names the key only)."""
     game = Game(client, dealer=1, deals=[deal_a()])
     game.ok(0, {"type": "draw", "source": "stock"})
     before = game.snapshot()
@@ -857,7 +860,7 @@ def test_a_key_given_twice_in_a_move_is_400_naming_it(client: FlaskClient, data:
                            headers={**auth(game.tokens[0]), **headers})
         body = assert_problem(resp, 400, fields={field})
         assert body["errors"] == [{"field": field,
-                                   "message": "Given more than once in one object."}]
+                                   "message": "Given more than once in one object.", **quoted}]
     assert game.snapshot() == before
     # a colon within a string is no key: the move is read as it is
     resp = client.post(f"{game.path}/moves", data='{"type": "lay_off", "meld_id": "m:1", '

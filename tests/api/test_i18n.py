@@ -531,12 +531,14 @@ def test_an_unknown_field_names_the_fields_of_its_object_a_close_match_first(
     check = assert_problem(client.post("/v1/melds/check", json={
         "variant": "basic", "cards": ["7H", "8H", "9H"], "rulse": {}}), 400)
     assert check["errors"] == [{"field": "rulse", "message": "unknown field; did you mean "
-                                "'rules'? This object takes: variant, rules, cards"}]
+                                "'rules'? This object takes: variant, rules, cards",
+                                "value": {}}]
     nested = assert_problem(client.post("/v1/games", json={
         "variant": "basic", "players": ["Ana", "Bo"],
         "deals": [{"hands": [[], []], "stok": []}]}), 400)
     assert nested["errors"] == [{"field": "deals.0.stok", "message": "unknown field; did you "
-                                 "mean 'stock'? This object takes: hands, stock, discard"}]
+                                 "mean 'stock'? This object takes: hands, stock, discard",
+                                 "value": []}]
     far = assert_problem(client.post("/v1/melds/check", json={
         "variant": "basic", "cards": ["7H", "8H", "9H"], "zzz": 1}), 400)
     assert far["errors"][0]["message"] == ("unknown field; this object takes: variant, rules, "
