@@ -330,15 +330,17 @@ def _webargs_errors(messages: Any) -> list[dict[str, Any]]:
 
 def quote_sent(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``errors`` (``[{"field", "message"}]``, of a refusal made after the request was
-    parsed: a knob, a seat, a hand of a sheet) with each field's ``value`` as the request
-    sent it, found by the field's path in the JSON body, else among the path's parameters
-    (an entry that already quotes its input, a header's, is kept as it is)."""
+    parsed: a knob, a seat, a hand of a sheet, a header read by the view) with each field's
+    ``value`` as the request sent it, found by the field's path in the JSON body, else
+    among the path's parameters, else among the headers (an entry that already quotes its
+    input is kept as it is)."""
     if not has_request_context() or all("value" in e for e in errors):
         return errors
     body: Any = _body_sent()
     if isinstance(body, str):  # no JSON: nothing to find a field in
         body = ABSENT
     path: dict[str, Any] = request.view_args or {}
+    headers = _Headers(request.headers.items())
     out = []
     for entry in errors:
         field = entry.get("field")
@@ -347,6 +349,8 @@ def quote_sent(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
             sent = input_at_path(body, field)
             if sent is ABSENT:
                 sent = input_at(path, field)
+            if sent is ABSENT:
+                sent = input_at(headers, field)
         out.append(entry if sent is ABSENT else {**entry, "value": quote(sent)})
     return out
 

@@ -23,7 +23,7 @@ from webargs.flaskparser import abort as webargs_abort
 
 from service.api import fastpath, i18n, observe, schemas, security, streams
 from service.api.context import bearer_token, current_request, header
-from service.api.problems import PROBLEM_MIMETYPE, Problem, quote
+from service.api.problems import PROBLEM_MIMETYPE, Problem
 from service.numbers import natural
 from service.referee import Answer, Referee
 from service.referee.documents import token_hash
@@ -323,8 +323,7 @@ def _if_match(value: str | None) -> int | None:
     if version is None:
         raise Problem(400, "Bad Request", 'If-Match must be a game version such as "12"',
                       code="MALFORMED_REQUEST",
-                      errors=[{"field": "If-Match", "message": "not a version",
-                               "value": quote(value)}])
+                      errors=[{"field": "If-Match", "message": "not a version"}])
     return version
 
 

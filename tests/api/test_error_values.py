@@ -101,10 +101,19 @@ def test_headers_are_quoted_as_sent(client: FlaskClient, game: dict[str, Any]) -
     assert _values(assert_problem(if_match, 400, {"If-Match"})) == {"If-Match": '"abc"'}
     wait = client.get(path, headers={"Prefer": "wait=99", "If-None-Match": '"1"'})
     assert _values(assert_problem(wait, 400, {"Prefer"})) == {"Prefer": "wait=99"}
+    resume = client.get(f"{path}/events", headers={"Accept": "text/event-stream",
+                                                   "Last-Event-ID": "x1"})
+    assert _values(assert_problem(resume, 400, {"Last-Event-ID"})) == {"Last-Event-ID": "x1"}
     key = client.post(f"{path}/moves", json=DRAW,
                       headers={**_mover(game), "Idempotency-Key": "key with blanks"})
     assert _values(assert_problem(key, 400, {"Idempotency-Key"})) == {
         "Idempotency-Key": "key with blanks"}
+    sheet = client.post("/v1/scoresheets", json={"variant": "basic", "players": ["Ana", "Bo"]})
+    created = sheet.get_json()
+    hand = client.post(f"/v1/scoresheets/{created['sheet_id']}/hands",
+                       json={"points": {"Ana": 0, "Bo": 10}},
+                       headers={**auth(created["token"]), "If-Match": "v2"})
+    assert _values(assert_problem(hand, 400, {"If-Match"})) == {"If-Match": "v2"}
 
 
 def test_a_path_parameter_is_quoted(client: FlaskClient) -> None:
