@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from flask import Flask, Response, has_request_context, request
@@ -276,26 +276,20 @@ def _body_sent() -> Any:
 
 
 class _Headers(Mapping[str, str]):
-    """A request's headers by name in any case (a field's ``data_key`` need not match the
-    case a client sent), a header sent twice as its values joined by commas, the
-    credentials (:data:`UNQUOTED`) left out."""
-
-    def __init__(self, items: Iterable[tuple[str, str]]) -> None:
-        self._by_name: dict[str, str] = {}
-        for name, value in items:
-            key = name.lower()
-            if key not in UNQUOTED:
-                known = self._by_name.get(key)
-                self._by_name[key] = value if known is None else f"{known}, {value}"
+    """The request's headers, found by name in any case as werkzeug finds them (a field's
+    ``data_key`` need not match the case a client sent), the credentials
+    (:data:`UNQUOTED`) left out."""
 
     def __getitem__(self, name: str) -> str:
-        return self._by_name[name.lower()]
+        if name.lower() in UNQUOTED:
+            raise KeyError(name)
+        return request.headers[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._by_name)
+        return (name for name, _ in request.headers.items() if name.lower() not in UNQUOTED)
 
     def __len__(self) -> int:
-        return len(self._by_name)
+        return sum(1 for _ in self)
 
 
 def _location_sent(location: str) -> Any:
@@ -306,7 +300,7 @@ def _location_sent(location: str) -> Any:
         return {key: values[0] if len(values) == 1 else values
                 for key, values in request.args.lists() if key.lower() not in UNQUOTED}
     if location == "headers":
-        return _Headers(request.headers.items())
+        return _Headers()
     if location == "view_args":
         return request.view_args or {}
     return ABSENT
@@ -336,21 +330,15 @@ def quote_sent(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     input is kept as it is)."""
     if not has_request_context() or all("value" in e for e in errors):
         return errors
-    body: Any = _body_sent()
-    if isinstance(body, str):  # no JSON: nothing to find a field in
-        body = ABSENT
-    path: dict[str, Any] = request.view_args or {}
-    headers = _Headers(request.headers.items())
+    # a body that is no JSON is its text, in which no field is found
+    sources = [_location_sent(location) for location in ("json", "view_args", "headers")]
     out = []
     for entry in errors:
         field = entry.get("field")
-        sent = ABSENT
+        sent: Any = ABSENT
         if "value" not in entry and isinstance(field, str):
-            sent = input_at_path(body, field)
-            if sent is ABSENT:
-                sent = input_at(path, field)
-            if sent is ABSENT:
-                sent = input_at(headers, field)
+            sent = next((found for source in sources
+                         if (found := input_at_path(source, field)) is not ABSENT), ABSENT)
         out.append(entry if sent is ABSENT else {**entry, "value": quote(sent)})
     return out
 
